@@ -1,0 +1,97 @@
+# agent-sandbox: GNU make.  make, make test, make test-asan, make install.
+PREFIX	?= /usr/local
+DESTDIR	?=
+BUILD	?= obj
+CC	?= cc
+
+PKGS	 = jansson yaml-0.1 sqlite3 libbsd-overlay libseccomp openssl libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
+ifeq ($(SAN),1)
+CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS	+= -fsanitize=address,undefined
+endif
+LDLIBS	+= $(PKG_LIBS)
+
+DAEMONS	 = mcpd runnerd approvald brokerd auditd
+CTLS	 = approvalctl auditctl
+PROGS	 = $(DAEMONS) $(CTLS)
+
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+LIBCOMMON   := $(BUILD)/libcommon.a
+
+all: $(PROGS:%=$(BUILD)/bin/%) tests
+
+$(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIBCOMMON): $(COMMON_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# A program is every .c in its directory, linked with common/.
+define prog_rule
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
+$(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIBCOMMON)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
+
+# Unit tests: regress/<area>/t_*.c, each linked with common/ and with the
+# area's daemon objects except its main (<area>/<area>.c).
+TEST_SRCS := $(wildcard regress/*/t_*.c)
+TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
+ATF_LIBS  := $(shell pkg-config --libs atf-c)
+
+define test_rule
+$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
+	$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
+endef
+$(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(word 2,$(subst /, ,$(t))))))
+
+# kyua runs from a copy of regress/ that holds the built test programs.
+REGRESS_FILES := $(filter-out %.c,$(shell find regress -type f))
+tests: $(TEST_BINS) $(REGRESS_FILES:%=$(BUILD)/%) $(BUILD)/fuzz-stamp
+
+$(BUILD)/regress/%: regress/%
+	@mkdir -p $(dir $@)
+	cp -p $< $@
+
+$(BUILD)/fuzz-stamp:
+	@touch $@
+
+KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
+	    -v test_suites.agent-sandbox.srcdir=$(abspath .)
+
+test: all
+	cd $(BUILD)/regress && kyua $(KYUA_VARS) test; \
+	    r=$$?; kyua report --results-filter broken,failed >/dev/null 2>&1; exit $$r
+
+test-asan:
+	$(MAKE) BUILD=obj-asan SAN=1 test
+
+run: all
+	scripts/run-dev $(BUILD)
+
+install: $(PROGS:%=$(BUILD)/bin/%)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc/agent-sandbox
+	for p in $(DAEMONS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/; done
+	for p in $(CTLS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/bin/; done
+	for m in $(wildcard */*.8); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	test -e $(DESTDIR)/etc/agent-sandbox/agent-sandbox.yaml || \
+	    install -m 0644 etc/agent-sandbox.yaml $(DESTDIR)/etc/agent-sandbox/
+	test -e $(DESTDIR)/etc/agent-sandbox/policy.yaml || \
+	    install -m 0644 etc/policy.yaml $(DESTDIR)/etc/agent-sandbox/
+	if [ -z "$(DESTDIR)" ]; then scripts/create-users; fi
+
+clean:
+	rm -rf obj obj-asan
+
+.PHONY: all tests test test-asan run install clean

@@ -1,0 +1,120 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "cjson.h"
+
+#define CJSON_MAXDEPTH	64
+
+static int
+depth_ok(const json_t *j, int depth)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (depth > CJSON_MAXDEPTH)
+		return 0;
+	if (json_is_object(j)) {
+		json_object_foreach((json_t *)j, key, v)
+			if (!depth_ok(v, depth + 1))
+				return 0;
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			if (!depth_ok(v, depth + 1))
+				return 0;
+	}
+	return 1;
+}
+
+/* Strict parse of untrusted bytes: one value, no duplicates, no NULs. */
+json_t *
+cjson_parse(const void *buf, size_t len, char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *j;
+
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	if (j == NULL) {
+		if (err != NULL)
+			snprintf(err, errlen, "%s (at byte %d)", je.text,
+			    je.position);
+		return NULL;
+	}
+	if (!depth_ok(j, 0)) {
+		json_decref(j);
+		if (err != NULL)
+			snprintf(err, errlen, "nesting deeper than %d",
+			    CJSON_MAXDEPTH);
+		return NULL;
+	}
+	return j;
+}
+
+char *
+cjson_dump(const json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+	    JSON_REAL_PRECISION(17));
+}
+
+void
+sha256_hex(const void *buf, size_t len, char out[SHA256_HEX_LEN + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL);
+	for (i = 0; i < mdlen && i < 32; i++)
+		snprintf(out + i * 2, 3, "%02x", md[i]);
+	out[SHA256_HEX_LEN] = '\0';
+}
+
+int
+cjson_digest(const json_t *j, char out[SHA256_HEX_LEN + 1])
+{
+	char *s;
+
+	if ((s = cjson_dump(j)) == NULL)
+		return -1;
+	sha256_hex(s, strlen(s), out);
+	free(s);
+	return 0;
+}
+
+/* Digest of a whole file from its current offset (plan files). */
+int
+sha256_file_hex(int fd, char out[SHA256_HEX_LEN + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
+	unsigned int mdlen = 0, i;
+	EVP_MD_CTX *ctx;
+	ssize_t n;
+	int r = -1;
+
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+		goto done;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			goto done;
+		if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
+			goto done;
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1)
+		goto done;
+	for (i = 0; i < mdlen && i < 32; i++)
+		snprintf(out + i * 2, 3, "%02x", md[i]);
+	out[SHA256_HEX_LEN] = '\0';
+	r = 0;
+done:
+	EVP_MD_CTX_free(ctx);
+	return r;
+}

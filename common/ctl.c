@@ -1,0 +1,65 @@
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "sock.h"
+
+/* Loads the configuration and connects to sockname under its runtime dir. */
+void
+ctl_open(struct channel *ch, const char *conffile, const char *sockname,
+    struct as_config *conf)
+{
+	char path[PATH_MAX], err[1024];
+	int fd;
+
+	if (config_load(conffile, conf, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (config_socket_path(conf, sockname, path, sizeof(path)) == -1)
+		fatal("%s", sockname);
+	if ((fd = sock_connect(path)) == -1)
+		fatal("connect %s", path);
+	channel_init(ch, fd);
+}
+
+/* A MSG_ERROR reply: prints the daemon's reason and returns 1. */
+int
+ctl_error(const struct msg *m)
+{
+	const struct msg_error *e;
+
+	if (m->hdr.type != MSG_ERROR)
+		return 0;
+	if (m->len != sizeof(*e)) {
+		log_warnx("malformed error reply");
+		return 1;
+	}
+	e = (const struct msg_error *)m->data;
+	log_warnx("%.*s", (int)sizeof(e->text), e->text);
+	return 1;
+}
+
+int
+ctl_ping(struct channel *ch)
+{
+	const struct msg_pong *p;
+	struct msg m;
+
+	if (channel_send_sync(ch, MSG_PING, 0, -1, NULL, 0,
+	    CTL_TIMEOUT_MS) == -1 ||
+	    channel_recv_sync(ch, &m, CTL_TIMEOUT_MS) == -1) {
+		log_warn("ping");
+		return 1;
+	}
+	if (ctl_error(&m))
+		return 1;
+	if (m.hdr.type != MSG_PONG || m.len != sizeof(*p)) {
+		log_warnx("unexpected %s reply", msg_type_name(m.hdr.type));
+		return 1;
+	}
+	p = (const struct msg_pong *)m.data;
+	printf("%.*s pid %u protocol %u: alive\n", (int)sizeof(p->proc),
+	    p->proc, p->pid, p->version);
+	return 0;
+}

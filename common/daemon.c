@@ -1,0 +1,124 @@
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "event.h"
+#include "log.h"
+#include "server.h"
+
+static void	(*reload_cb)(void);
+
+static __attribute__((noreturn)) void
+usage(const char *name)
+{
+	fprintf(stderr, "usage: %s [-dnv] [-f file]\n", name);
+	exit(1);
+}
+
+/*
+ * Parses -d -n -v -f, loads the configuration and, for -n, reports on
+ * it and exits: "configuration OK" (and the normalized file with -v).
+ */
+void
+daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
+    struct as_config *conf)
+{
+	char err[1024];
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->conffile = CONF_DEFAULT;
+	log_procinit(name);
+	log_init(1, LOG_DAEMON);
+	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
+		switch (ch) {
+		case 'd':
+			o->debug = 1;
+			break;
+		case 'f':
+			o->conffile = optarg;
+			break;
+		case 'n':
+			o->noaction = 1;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		default:
+			usage(name);
+		}
+	}
+	if (optind != argc)
+		usage(name);
+	log_setverbose(o->verbose);
+	if (config_load(o->conffile, conf, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	if (o->noaction) {
+		if (o->verbose)
+			config_print(conf);
+		fprintf(stderr, "configuration OK\n");
+		exit(0);
+	}
+	if (!o->debug)
+		log_init(0, LOG_DAEMON);
+	if (mkdir(conf->runtime_dir, 0755) == -1 && errno != EEXIST)
+		fatal("mkdir %s", conf->runtime_dir);
+	signal(SIGPIPE, SIG_IGN);
+	ev_init();
+	server_init(name);
+}
+
+int
+daemon_trap(const struct as_config *conf)
+{
+	return strcmp(conf->seccomp, "trap") == 0;
+}
+
+static void
+daemon_signal(int sig, void *arg)
+{
+	(void)arg;
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("exiting on signal %d", sig);
+		ev_break();
+		break;
+	case SIGHUP:
+		if (reload_cb != NULL) {
+			log_info("reloading on SIGHUP");
+			reload_cb();
+		}
+		break;
+	}
+}
+
+/* Before the sandbox: signalfd is not among the allowed calls. */
+void
+daemon_signals(void (*reload)(void))
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, 0 };
+
+	reload_cb = reload;
+	if (ev_signals(sigs, daemon_signal, NULL) == -1)
+		fatal("signalfd");
+}
+
+/* Serves until SIGTERM/SIGINT, then removes the sockets. */
+void
+daemon_run(void)
+{
+	log_info("ready");
+	if (ev_loop() == -1)
+		fatal("event loop");
+	server_close_all();
+}

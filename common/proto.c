@@ -1,0 +1,46 @@
+#include <stdio.h>
+
+#include "proto.h"
+
+const char *
+msg_type_name(uint32_t type)
+{
+	static char unknown[32];
+
+	switch (type) {
+	case MSG_PING: return "PING";
+	case MSG_PONG: return "PONG";
+	case MSG_ERROR: return "ERROR";
+	case MSG_TOOL_CALL: return "TOOL_CALL";
+	case MSG_TOOL_CANCEL: return "TOOL_CANCEL";
+	case MSG_TOOL_PROGRESS: return "TOOL_PROGRESS";
+	case MSG_TOOL_RESULT: return "TOOL_RESULT";
+	case MSG_DECIDE: return "DECIDE";
+	case MSG_DECISION: return "DECISION";
+	case MSG_APPROVAL_REQUEST: return "APPROVAL_REQUEST";
+	case MSG_APPROVAL_CREATED: return "APPROVAL_CREATED";
+	case MSG_APPROVAL_SPEND: return "APPROVAL_SPEND";
+	case MSG_APPROVAL_SPENT: return "APPROVAL_SPENT";
+	case MSG_CTL_LIST: return "CTL_LIST";
+	case MSG_CTL_SHOW: return "CTL_SHOW";
+	case MSG_CTL_APPROVE: return "CTL_APPROVE";
+	case MSG_CTL_DENY: return "CTL_DENY";
+	case MSG_CTL_WATCH: return "CTL_WATCH";
+	case MSG_CTL_ENTRY: return "CTL_ENTRY";
+	case MSG_CTL_END: return "CTL_END";
+	case MSG_CRED_ISSUE: return "CRED_ISSUE";
+	case MSG_CRED_ISSUED: return "CRED_ISSUED";
+	case MSG_CRED_REVOKE: return "CRED_REVOKE";
+	case MSG_CRED_REVOKED: return "CRED_REVOKED";
+	case MSG_AUDIT_EVENT: return "AUDIT_EVENT";
+	case MSG_AUDIT_ACK: return "AUDIT_ACK";
+	case MSG_AUDIT_TAIL: return "AUDIT_TAIL";
+	case MSG_AUDIT_SHOW: return "AUDIT_SHOW";
+	case MSG_AUDIT_RECORD: return "AUDIT_RECORD";
+	case MSG_AUDIT_END: return "AUDIT_END";
+	case MSG_AUDIT_ROTATE: return "AUDIT_ROTATE";
+	case MSG_AUDIT_STATS: return "AUDIT_STATS";
+	}
+	snprintf(unknown, sizeof(unknown), "type %u", type);
+	return unknown;
+}

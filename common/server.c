@@ -1,0 +1,267 @@
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "log.h"
+#include "server.h"
+
+#define LISTENERS_MAX	4
+
+static TAILQ_HEAD(, conn) conns = TAILQ_HEAD_INITIALIZER(conns);
+static struct listener	*listeners[LISTENERS_MAX];
+static size_t		 nlisteners;
+static uint32_t		 next_conn_id = 1;
+static const char	*procname = "?";
+
+void
+server_init(const char *name)
+{
+	procname = name;
+}
+
+struct conn *
+conn_find(uint32_t id)
+{
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &conns, entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+size_t
+server_nconns(void)
+{
+	struct conn *c;
+	size_t n = 0;
+
+	TAILQ_FOREACH(c, &conns, entry)
+		n++;
+	return n;
+}
+
+void
+conn_drop(struct conn *c)
+{
+	if (c->l->closed != NULL)
+		c->l->closed(c);
+	ev_del(c->ch.fd);
+	close(c->ch.fd);
+	channel_clear(&c->ch);
+	TAILQ_REMOVE(&conns, c, entry);
+	c->l->nconns--;
+	free(c);
+}
+
+static void
+conn_update(struct conn *c)
+{
+	ev_set(c->ch.fd, POLLIN | (channel_pending(&c->ch) ? POLLOUT : 0));
+}
+
+int
+conn_send(struct conn *c, uint32_t type, uint64_t reqid, int fd,
+    const void *data, size_t len)
+{
+	if (channel_compose(&c->ch, type, c->id, reqid, fd, data, len) == -1)
+		return -1;
+	conn_update(c);
+	return 0;
+}
+
+int
+conn_error(struct conn *c, uint64_t reqid, int code, const char *fmt, ...)
+{
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (channel_compose_error(&c->ch, reqid, code, "%s", text) == -1)
+		return -1;
+	conn_update(c);
+	return 0;
+}
+
+static int
+answer_ping(struct conn *c, struct msg *m)
+{
+	struct msg_pong p;
+
+	if (m->len != 0)
+		return -1;
+	memset(&p, 0, sizeof(p));
+	strlcpy(p.proc, procname, sizeof(p.proc));
+	p.pid = (uint32_t)getpid();
+	p.version = PROTO_VERSION;
+	return conn_send(c, MSG_PONG, m->hdr.reqid, -1, &p, sizeof(p));
+}
+
+static void
+conn_event(int fd, short revents, void *arg)
+{
+	struct conn *c = arg;
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	(void)fd;
+	if (revents & POLLOUT) {
+		if (channel_flush(&c->ch) == -1) {
+			log_debug("%s: peer %u: %s", c->l->name, c->id,
+			    strerror(errno));
+			conn_drop(c);
+			return;
+		}
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&c->ch);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			if (n == -1)
+				log_warnx("%s: peer %u (pid %d): %s, dropped",
+				    c->l->name, c->id, (int)c->cred.pid,
+				    strerror(errno));
+			conn_drop(c);
+			return;
+		}
+		while ((r = channel_get(&c->ch, &m)) == 1) {
+			if (m.hdr.type == MSG_PING)
+				r = answer_ping(c, &m);
+			else
+				r = c->l->dispatch(c, &m);
+			if (m.fd != -1 && r == -1)
+				close(m.fd);
+			if (r == -1) {
+				log_warnx("%s: peer %u (pid %d): bad %s "
+				    "message, dropped", c->l->name, c->id,
+				    (int)c->cred.pid, msg_type_name(m.hdr.type));
+				conn_drop(c);
+				return;
+			}
+		}
+		if (r == -1) {
+			log_warnx("%s: peer %u (pid %d): %s, dropped",
+			    c->l->name, c->id, (int)c->cred.pid,
+			    errno == EMSGSIZE ? "oversized frame" :
+			    "garbled frame");
+			conn_drop(c);
+			return;
+		}
+	}
+	conn_update(c);
+}
+
+/* Refusals get one ERR_DENIED frame so the client can say why. */
+static void
+refuse(int fd, const struct listener *l, const char *why)
+{
+	struct channel ch;
+
+	channel_init(&ch, fd);
+	if (channel_compose_error(&ch, 0, ERR_DENIED, "%s: %s", l->name,
+	    why) == 0)
+		(void)channel_flush(&ch);
+	channel_clear(&ch);
+	close(fd);
+}
+
+static void
+listener_accept(int fd, short revents, void *arg)
+{
+	struct listener *l = arg;
+	struct peer_cred cred;
+	struct conn *c;
+	char why[128];
+	int s;
+
+	(void)revents;
+	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
+	    -1) {
+		if (errno != EAGAIN && errno != EINTR &&
+		    errno != ECONNABORTED)
+			log_warn("%s: accept", l->name);
+		return;
+	}
+	if (sock_peer(s, &cred) == -1) {
+		log_warn("%s: peer credentials", l->name);
+		close(s);
+		return;
+	}
+	if (!acl_allows(l->acl, cred.uid, cred.groups, cred.ngroups)) {
+		log_warnx("%s: refused uid %u gid %u pid %d", l->name,
+		    (unsigned)cred.uid, (unsigned)cred.gid, (int)cred.pid);
+		snprintf(why, sizeof(why), "uid %u is not allowed",
+		    (unsigned)cred.uid);
+		refuse(s, l, why);
+		return;
+	}
+	if (l->maxconns && l->nconns >= l->maxconns) {
+		log_warnx("%s: too many connections, refused pid %d", l->name,
+		    (int)cred.pid);
+		refuse(s, l, "too many connections");
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("%s: accept", l->name);
+		close(s);
+		return;
+	}
+	channel_init(&c->ch, s);
+	c->l = l;
+	c->cred = cred;
+	c->id = next_conn_id++;
+	if (ev_add(s, POLLIN, conn_event, c) == -1) {
+		close(s);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&conns, c, entry);
+	l->nconns++;
+	log_debug("%s: peer %u uid %u pid %d connected", l->name, c->id,
+	    (unsigned)cred.uid, (int)cred.pid);
+}
+
+/* Binds l under the runtime directory; done before privileges drop. */
+int
+server_listen(const struct as_config *conf, struct listener *l)
+{
+	if (nlisteners == LISTENERS_MAX) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (config_socket_path(conf, l->name, l->path, sizeof(l->path)) == -1)
+		return -1;
+	if ((l->fd = sock_listen(l->path, l->mode ? l->mode : 0660)) == -1)
+		return -1;
+	if (ev_add(l->fd, POLLIN, listener_accept, l) == -1)
+		return -1;
+	listeners[nlisteners++] = l;
+	return 0;
+}
+
+/* SIGTERM: drop every peer and remove the sockets we made. */
+void
+server_close_all(void)
+{
+	struct conn *c;
+	size_t i;
+
+	while ((c = TAILQ_FIRST(&conns)) != NULL)
+		conn_drop(c);
+	for (i = 0; i < nlisteners; i++) {
+		ev_del(listeners[i]->fd);
+		close(listeners[i]->fd);
+		if (unlink(listeners[i]->path) == -1)
+			log_warn("unlink %s", listeners[i]->path);
+	}
+	nlisteners = 0;
+}

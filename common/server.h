@@ -1,0 +1,53 @@
+/*
+ * A daemon's listening sockets and their connections.  Each listener
+ * names the peers it admits (SO_PEERCRED against an ACL) and the
+ * dispatch function for its channel; PING is answered here for all.
+ * A garbled or oversized frame drops that connection only.
+ */
+#ifndef AS_SERVER_H
+#define AS_SERVER_H
+
+#include <sys/queue.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "frame.h"
+#include "sock.h"
+
+struct conn;
+
+struct listener {
+	const char		*name;		/* e.g. "runner.sock" */
+	const struct peer_acl	*acl;
+	mode_t			 mode;
+	size_t			 maxconns;
+	/* 0 to go on, -1 to drop the connection */
+	int			(*dispatch)(struct conn *, struct msg *);
+	void			(*closed)(struct conn *);
+	int			 fd;
+	char			 path[PATH_MAX];
+	size_t			 nconns;
+};
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	struct channel		 ch;
+	struct listener		*l;
+	struct peer_cred	 cred;
+	uint32_t		 id;
+	void			*data;		/* the daemon's per-peer state */
+};
+
+void	 server_init(const char *);
+int	 server_listen(const struct as_config *, struct listener *);
+void	 server_close_all(void);
+int	 conn_send(struct conn *, uint32_t, uint64_t, int, const void *,
+	    size_t);
+int	 conn_error(struct conn *, uint64_t, int, const char *, ...)
+	    __attribute__((format(printf, 4, 5)));
+void	 conn_drop(struct conn *);
+struct conn *conn_find(uint32_t);
+size_t	 server_nconns(void);
+
+#endif
