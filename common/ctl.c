@@ -40,19 +40,38 @@ ctl_error(const struct msg *m)
 	return 1;
 }
 
+/*
+ * Sends one request and waits for the first reply frame.  A refused
+ * peer may find the socket closed while sending: the daemon's reason
+ * is still there to read.
+ */
+int
+ctl_request(struct channel *ch, uint32_t type, const void *data, size_t len,
+    struct msg *m)
+{
+	int sent;
+
+	sent = channel_send_sync(ch, type, 0, -1, data, len, CTL_TIMEOUT_MS);
+	if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1) {
+		log_warn("%s", msg_type_name(type));
+		return -1;
+	}
+	if (ctl_error(m))
+		return -1;
+	if (sent == -1) {
+		log_warn("%s", msg_type_name(type));
+		return -1;
+	}
+	return 0;
+}
+
 int
 ctl_ping(struct channel *ch)
 {
 	const struct msg_pong *p;
 	struct msg m;
 
-	if (channel_send_sync(ch, MSG_PING, 0, -1, NULL, 0,
-	    CTL_TIMEOUT_MS) == -1 ||
-	    channel_recv_sync(ch, &m, CTL_TIMEOUT_MS) == -1) {
-		log_warn("ping");
-		return 1;
-	}
-	if (ctl_error(&m))
+	if (ctl_request(ch, MSG_PING, NULL, 0, &m) == -1)
 		return 1;
 	if (m.hdr.type != MSG_PONG || m.len != sizeof(*p)) {
 		log_warnx("unexpected %s reply", msg_type_name(m.hdr.type));

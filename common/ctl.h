@@ -10,6 +10,8 @@
 void	 ctl_open(struct channel *, const char *, const char *,
 	    struct as_config *);
 int	 ctl_error(const struct msg *);
+int	 ctl_request(struct channel *, uint32_t, const void *, size_t,
+	    struct msg *);
 int	 ctl_ping(struct channel *);
 
 #endif
