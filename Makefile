@@ -28,18 +28,20 @@ all: $(PROGS:%=$(BUILD)/bin/%) tests
 
 $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
 
 $(LIBCOMMON): $(COMMON_OBJS)
-	rm -f $@
-	$(AR) rcs $@ $^
+	@rm -f $@
+	@$(AR) rcs $@ $^
 
 # A program is every .c in its directory, linked with common/.
 define prog_rule
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
 $(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIBCOMMON)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
+	@echo "  LD      $$@"
+	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 
@@ -51,20 +53,25 @@ ATF_LIBS  := $(shell pkg-config --libs atf-c)
 
 define test_rule
 $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
-	$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
+	@echo "  LD      $$@"
+	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
 endef
 $(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(word 2,$(subst /, ,$(t))))))
 
+# Test tools (regress/lib/*.c): clients the shell tests drive daemons with.
+TOOL_SRCS := $(wildcard regress/lib/*.c)
+TOOL_BINS := $(TOOL_SRCS:%.c=$(BUILD)/%)
+$(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
+	@echo "  LD      $@"
+	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # kyua runs from a copy of regress/ that holds the built test programs.
 REGRESS_FILES := $(filter-out %.c,$(shell find regress -type f))
-tests: $(TEST_BINS) $(REGRESS_FILES:%=$(BUILD)/%) $(BUILD)/fuzz-stamp
+tests: $(TEST_BINS) $(TOOL_BINS) $(REGRESS_FILES:%=$(BUILD)/%)
 
 $(BUILD)/regress/%: regress/%
 	@mkdir -p $(dir $@)
-	cp -p $< $@
-
-$(BUILD)/fuzz-stamp:
-	@touch $@
+	@cp -p $< $@
 
 KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
 	    -v test_suites.agent-sandbox.srcdir=$(abspath .)

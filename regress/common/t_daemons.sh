@@ -1,0 +1,165 @@
+#! /usr/bin/env atf-sh
+# Every daemon: starts, answers PING, admits only its peers, survives bad
+# frames, leaks nothing, and goes away cleanly on SIGTERM.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+SERVERS="auditd approvald brokerd runnerd"
+SOCKETS="audit.sock approval.sock control.sock broker.sock runner.sock"
+
+atf_test_case start_ping_stop cleanup
+start_ping_stop_head()
+{
+	atf_set "descr" "each daemon answers PING on each socket, then exits on SIGTERM"
+}
+start_ping_stop_body()
+{
+	as_conf
+	as_start $SERVERS
+	for s in $SOCKETS; do
+		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	atf_check -o inline:"PONG runnerd\n" "$FRAMETOOL" ping "$AS_RUN/runner.sock"
+	as_stop
+	for s in $SOCKETS; do
+		[ ! -e "$AS_RUN/$s" ] || atf_fail "$s left behind"
+	done
+	# No daemon, and no child of one, outlives SIGTERM.
+	if pgrep -f "$(pwd)/conf.yaml" >/dev/null; then
+		atf_fail "processes left: $(pgrep -af "$(pwd)/conf.yaml")"
+	fi
+}
+start_ping_stop_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case config_check
+config_check_head()
+{
+	atf_set "descr" "-n accepts a good configuration and names the line of a bad one"
+}
+config_check_body()
+{
+	as_conf
+	for d in mcpd $SERVERS; do
+		atf_check -e inline:"configuration OK\n" \
+		    "$(as_bin $d)" -n -f conf.yaml
+	done
+	sed 's/^  journal:/  jornal:/' conf.yaml > bad.yaml
+	line=$(grep -n '^  jornal:' bad.yaml | cut -d: -f1)
+	for d in mcpd $SERVERS; do
+		atf_check -s exit:1 \
+		    -e inline:"bad.yaml:$line: unknown key \"jornal\"\n" \
+		    "$(as_bin $d)" -n -f bad.yaml
+	done
+	atf_check -s exit:1 -e match:"No such file" \
+	    "$(as_bin auditd)" -n -f missing.yaml
+	# -nv prints a normalized configuration that loads again.
+	"$(as_bin auditd)" -nv -f conf.yaml > printed.yaml 2>/dev/null
+	atf_check -e inline:"configuration OK\n" \
+	    "$(as_bin runnerd)" -n -f printed.yaml
+}
+
+atf_test_case peer_auth cleanup
+peer_auth_head()
+{
+	atf_set "descr" "a client running as another uid is refused on every socket"
+	atf_set "require.user" "root"
+}
+peer_auth_body()
+{
+	# nobody must be able to reach the sockets, so that the refusal
+	# we see is the daemon's and not the file system's.
+	AS_RUNTIME_DIR=$(mktemp -d /tmp/as-peer.XXXXXX)
+	echo "$AS_RUNTIME_DIR" > rundir
+	chmod 755 "$AS_RUNTIME_DIR"
+	as_conf
+	as_start $SERVERS
+	chmod 666 "$AS_RUN"/*.sock
+	for s in $SOCKETS; do
+		atf_check -s exit:2 -o match:"uid 65534 is not allowed" \
+		    setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    "$FRAMETOOL" ping "$AS_RUN/$s"
+		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	grep -q "refused uid 65534" auditd.log || atf_fail "refusal not logged"
+	as_stop
+}
+peer_auth_cleanup()
+{
+	as_kill_all
+	[ -f rundir ] && rm -rf "$(cat rundir)"
+}
+
+atf_test_case garbled_frames cleanup
+garbled_frames_head()
+{
+	atf_set "descr" "a garbled or oversized frame drops that connection only"
+}
+garbled_frames_body()
+{
+	as_conf
+	as_start $SERVERS
+	for s in $SOCKETS; do
+		"$FRAMETOOL" hold "$AS_RUN/$s" 3 &
+		holder=$!
+		atf_check -o ignore "$FRAMETOOL" garbage "$AS_RUN/$s"
+		atf_check -o ignore "$FRAMETOOL" oversize "$AS_RUN/$s"
+		atf_check -o ignore "$FRAMETOOL" badversion "$AS_RUN/$s"
+		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
+		wait $holder || atf_fail "the idle client on $s was hurt"
+	done
+	while read -r pid d; do
+		kill -0 "$pid" || atf_fail "$d died"
+	done < pids
+	grep -q "oversized frame, dropped" runnerd.log ||
+	    atf_fail "runnerd did not log the oversized frame"
+	as_stop
+}
+garbled_frames_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case no_fd_leaks cleanup
+no_fd_leaks_head()
+{
+	atf_set "descr" "connections that come and go leave no descriptor behind"
+}
+no_fd_leaks_body()
+{
+	as_conf
+	as_start $SERVERS
+	while read -r pid d; do
+		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
+	done < pids
+	for s in $SOCKETS; do
+		i=0
+		while [ $i -lt 40 ]; do
+			"$FRAMETOOL" ping "$AS_RUN/$s" >/dev/null
+			"$FRAMETOOL" garbage "$AS_RUN/$s" >/dev/null
+			i=$((i + 1))
+		done
+	done
+	sleep 0.2
+	while read -r pid n; do
+		now=$(ls /proc/$pid/fd | wc -l)
+		[ "$now" -eq "$n" ] ||
+		    atf_fail "pid $pid had $n descriptors, now $now"
+	done < before
+	as_stop
+}
+no_fd_leaks_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case start_ping_stop
+	atf_add_test_case config_check
+	atf_add_test_case peer_auth
+	atf_add_test_case garbled_frames
+	atf_add_test_case no_fd_leaks
+}

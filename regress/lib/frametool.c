@@ -1,0 +1,151 @@
+/*
+ * A test client that speaks the suite's framing on any daemon socket,
+ * well or badly:
+ *
+ *   frametool ping SOCKET             PONG from the daemon (exit 0)
+ *   frametool send SOCKET TYPE [JSON] one request; prints each reply as
+ *                                     "NAME payload" until a final one
+ *   frametool garbage SOCKET          junk bytes; exit 0 if dropped
+ *   frametool oversize SOCKET         a header claiming a huge payload
+ *   frametool badversion SOCKET       a header of another protocol
+ *   frametool hold SOCKET SECONDS     connect and stay idle
+ *
+ * Exit status: 0 as described, 2 if the daemon answered MSG_ERROR,
+ * 1 on anything else.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "sock.h"
+
+#define TIMEOUT_MS	10000
+
+static int
+print_reply(const struct msg *m)
+{
+	const struct msg_error *e;
+	const struct msg_pong *p;
+
+	switch (m->hdr.type) {
+	case MSG_ERROR:
+		e = (const struct msg_error *)m->data;
+		if (m->len != sizeof(*e))
+			return 1;
+		printf("ERROR %d %.*s\n", e->code, (int)sizeof(e->text),
+		    e->text);
+		return 2;
+	case MSG_PONG:
+		p = (const struct msg_pong *)m->data;
+		if (m->len != sizeof(*p))
+			return 1;
+		printf("PONG %.*s\n", (int)sizeof(p->proc), p->proc);
+		return 0;
+	default:
+		printf("%s %.*s%s\n", msg_type_name(m->hdr.type), (int)m->len,
+		    (const char *)m->data, m->fd != -1 ? " [fd]" : "");
+		if (m->fd != -1)
+			close(m->fd);
+		return 0;
+	}
+}
+
+/* Streamed replies end with an *_END frame or the call's result. */
+static int
+streamed(uint32_t type)
+{
+	return type == MSG_CTL_ENTRY || type == MSG_AUDIT_RECORD ||
+	    type == MSG_TOOL_PROGRESS;
+}
+
+static int
+request(struct channel *ch, uint32_t type, const char *payload)
+{
+	struct msg m;
+	int r;
+
+	if (channel_send_sync(ch, type, 1, -1, payload,
+	    payload ? strlen(payload) : 0, TIMEOUT_MS) == -1 &&
+	    errno != EPIPE && errno != ECONNRESET) {
+		perror("send");
+		return 1;
+	}
+	do {
+		if (channel_recv_sync(ch, &m, TIMEOUT_MS) == -1) {
+			printf("dropped\n");
+			return 1;
+		}
+		if ((r = print_reply(&m)) != 0)
+			return r;
+	} while (streamed(m.hdr.type));
+	fflush(stdout);
+	return 0;
+}
+
+/* 0 when the daemon closes the connection on us, as it must. */
+static int
+expect_drop(struct channel *ch, const void *bytes, size_t len)
+{
+	struct msg m;
+
+	if (write(ch->fd, bytes, len) != (ssize_t)len && errno != EPIPE)
+		return 1;
+	for (;;) {
+		if (channel_recv_sync(ch, &m, TIMEOUT_MS) == -1)
+			return errno == ECONNRESET ? 0 : 1;
+		print_reply(&m);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct channel ch;
+	struct msg_hdr h;
+	char junk[64];
+	const char *errstr;
+	long long type;
+	int fd;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: frametool command socket [args]\n");
+		return 1;
+	}
+	if ((fd = sock_connect(argv[2])) == -1) {
+		perror(argv[2]);
+		return 1;
+	}
+	channel_init(&ch, fd);
+	memset(&h, 0, sizeof(h));
+	h.version = PROTO_VERSION;
+	h.type = MSG_PING;
+	if (strcmp(argv[1], "ping") == 0)
+		return request(&ch, MSG_PING, NULL);
+	if (strcmp(argv[1], "send") == 0 && argc >= 4) {
+		type = strtonum(argv[3], 1, UINT32_MAX, &errstr);
+		if (errstr != NULL)
+			return 1;
+		return request(&ch, (uint32_t)type, argc > 4 ? argv[4] : NULL);
+	}
+	if (strcmp(argv[1], "garbage") == 0) {
+		memset(junk, 0xa5, sizeof(junk));
+		return expect_drop(&ch, junk, sizeof(junk));
+	}
+	if (strcmp(argv[1], "oversize") == 0) {
+		h.len = MSG_MAX_PAYLOAD + 1;
+		return expect_drop(&ch, &h, sizeof(h));
+	}
+	if (strcmp(argv[1], "badversion") == 0) {
+		h.version = PROTO_VERSION + 1;
+		return expect_drop(&ch, &h, sizeof(h));
+	}
+	if (strcmp(argv[1], "hold") == 0 && argc == 4) {
+		sleep((unsigned)atoi(argv[3]));
+		return 0;
+	}
+	fprintf(stderr, "frametool: unknown command %s\n", argv[1]);
+	return 1;
+}
