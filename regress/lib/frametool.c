@@ -100,15 +100,50 @@ expect_drop(struct channel *ch, const void *bytes, size_t len)
 	}
 }
 
-int
-main(int argc, char *argv[])
+static int
+run(struct channel *chp, int argc, char *argv[])
 {
-	struct channel ch;
 	struct msg_hdr h;
 	char junk[64];
 	const char *errstr;
 	long long type;
-	int fd;
+
+	memset(&h, 0, sizeof(h));
+	h.version = PROTO_VERSION;
+	h.type = MSG_PING;
+	if (strcmp(argv[1], "ping") == 0)
+		return request(chp, MSG_PING, NULL);
+	if (strcmp(argv[1], "send") == 0 && argc >= 4) {
+		type = strtonum(argv[3], 1, UINT32_MAX, &errstr);
+		if (errstr != NULL)
+			return 1;
+		return request(chp, (uint32_t)type, argc > 4 ? argv[4] : NULL);
+	}
+	if (strcmp(argv[1], "garbage") == 0) {
+		memset(junk, 0xa5, sizeof(junk));
+		return expect_drop(chp, junk, sizeof(junk));
+	}
+	if (strcmp(argv[1], "oversize") == 0) {
+		h.len = MSG_MAX_PAYLOAD + 1;
+		return expect_drop(chp, &h, sizeof(h));
+	}
+	if (strcmp(argv[1], "badversion") == 0) {
+		h.version = PROTO_VERSION + 1;
+		return expect_drop(chp, &h, sizeof(h));
+	}
+	if (strcmp(argv[1], "hold") == 0 && argc == 4) {
+		sleep((unsigned)atoi(argv[3]));
+		return 0;
+	}
+	fprintf(stderr, "frametool: unknown command %s\n", argv[1]);
+	return 1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct channel ch;
+	int fd, r;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: frametool command socket [args]\n");
@@ -119,33 +154,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	channel_init(&ch, fd);
-	memset(&h, 0, sizeof(h));
-	h.version = PROTO_VERSION;
-	h.type = MSG_PING;
-	if (strcmp(argv[1], "ping") == 0)
-		return request(&ch, MSG_PING, NULL);
-	if (strcmp(argv[1], "send") == 0 && argc >= 4) {
-		type = strtonum(argv[3], 1, UINT32_MAX, &errstr);
-		if (errstr != NULL)
-			return 1;
-		return request(&ch, (uint32_t)type, argc > 4 ? argv[4] : NULL);
-	}
-	if (strcmp(argv[1], "garbage") == 0) {
-		memset(junk, 0xa5, sizeof(junk));
-		return expect_drop(&ch, junk, sizeof(junk));
-	}
-	if (strcmp(argv[1], "oversize") == 0) {
-		h.len = MSG_MAX_PAYLOAD + 1;
-		return expect_drop(&ch, &h, sizeof(h));
-	}
-	if (strcmp(argv[1], "badversion") == 0) {
-		h.version = PROTO_VERSION + 1;
-		return expect_drop(&ch, &h, sizeof(h));
-	}
-	if (strcmp(argv[1], "hold") == 0 && argc == 4) {
-		sleep((unsigned)atoi(argv[3]));
-		return 0;
-	}
-	fprintf(stderr, "frametool: unknown command %s\n", argv[1]);
-	return 1;
+	r = run(&ch, argc, argv);
+	channel_clear(&ch);
+	close(fd);
+	return r;
 }
