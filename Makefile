@@ -50,9 +50,12 @@ $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 TEST_SRCS := $(wildcard regress/*/t_*.c)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 ATF_LIBS  := $(shell pkg-config --libs atf-c)
+ifeq ($(SAN),1)
+TEST_SAN_OBJS := $(BUILD)/regress/san/suppressions.o
+endif
 
 define test_rule
-$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
+$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(TEST_SAN_OBJS) $(LIBCOMMON)
 	@echo "  LD      $$@"
 	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
 endef

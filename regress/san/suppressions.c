@@ -1,0 +1,12 @@
+/*
+ * Linked into the test programs of sanitizer builds only.  libatf-c
+ * keeps its test-case lists until exit, which LeakSanitizer reports
+ * as leaks of ours.
+ */
+const char	*__lsan_default_suppressions(void);
+
+const char *
+__lsan_default_suppressions(void)
+{
+	return "leak:libatf-c.so\n";
+}
