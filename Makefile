@@ -76,6 +76,34 @@ $(BUILD)/regress/%: regress/%
 	@mkdir -p $(dir $@)
 	@cp -p $< $@
 
+# Fuzzing (clang-14 libFuzzer): regress/<area>/fuzz_<name>.c, seeded from
+# regress/<area>/corpus-<name>/, each run FUZZ_TIME seconds.
+FUZZ_SRCS := $(wildcard regress/*/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:%.c=$(BUILD)/%)
+FUZZ_TIME ?= 60
+FUZZ_FLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+
+define fuzz_rule
+$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
+	@echo "  LD      $$@"
+	@$$(CC) -fsanitize=fuzzer,address,undefined -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach t,$(FUZZ_SRCS:%.c=%),$(eval $(call fuzz_rule,$(t),$(word 2,$(subst /, ,$(t))))))
+
+fuzz-bins: $(FUZZ_BINS)
+
+fuzz:
+	$(MAKE) BUILD=obj-fuzz CC=clang-14 CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+	@for f in $(FUZZ_SRCS:%.c=%); do \
+		name=$${f##*/fuzz_}; seed=$${f%/*}/corpus-$$name; \
+		work=obj-fuzz/corpus/$$name; mkdir -p $$work; \
+		echo "fuzz: $$f for $(FUZZ_TIME)s"; \
+		obj-fuzz/$$f -max_total_time=$(FUZZ_TIME) -max_len=1048576 \
+		    -print_final_stats=1 $$work $$seed 2>obj-fuzz/$${name}.log || \
+		    { tail -40 obj-fuzz/$${name}.log; exit 1; }; \
+		grep -E 'stat::number_of_executed_units|stat::peak_rss' obj-fuzz/$${name}.log; \
+	done
+
 KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
 	    -v test_suites.agent-sandbox.srcdir=$(abspath .)
 
@@ -104,4 +132,4 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 clean:
 	rm -rf obj obj-asan
 
-.PHONY: all tests test test-asan run install clean
+.PHONY: all tests test test-asan run install clean fuzz fuzz-bins
