@@ -9,10 +9,10 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
 ifeq ($(SAN),1)
-CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS	+= -fsanitize=address,undefined
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=address,undefined
 endif
 LDLIBS	+= $(PKG_LIBS)
 
