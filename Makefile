@@ -9,7 +9,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
 
 CFLAGS	?= -O2 -g
-override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror $(WARN_EXTRA) -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
 ifeq ($(SAN),1)
 override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override LDFLAGS += -fsanitize=address,undefined
@@ -82,8 +82,7 @@ FUZZ_SRCS := $(wildcard regress/*/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:%.c=$(BUILD)/%)
 FUZZ_TIME ?= 60
 # clang-14 flags the { NULL } sentinels of the yfield tables, gcc does not.
-FUZZ_FLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
-	     -Wno-missing-field-initializers
+FUZZ_FLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 
 define fuzz_rule
 $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
@@ -95,7 +94,8 @@ $(foreach t,$(FUZZ_SRCS:%.c=%),$(eval $(call fuzz_rule,$(t),$(word 2,$(subst /, 
 fuzz-bins: $(FUZZ_BINS)
 
 fuzz:
-	$(MAKE) BUILD=obj-fuzz CC=clang-14 CFLAGS="$(FUZZ_FLAGS)" fuzz-bins
+	$(MAKE) BUILD=obj-fuzz CC=clang-14 CFLAGS="$(FUZZ_FLAGS)" \
+	    WARN_EXTRA=-Wno-missing-field-initializers fuzz-bins
 	@for f in $(FUZZ_SRCS:%.c=%); do \
 		name=$${f##*/fuzz_}; seed=$${f%/*}/corpus-$$name; \
 		work=obj-fuzz/corpus/$$name; mkdir -p $$work; \
