@@ -16,6 +16,7 @@ override LDFLAGS += -fsanitize=address,undefined
 endif
 LDLIBS	+= $(PKG_LIBS)
 
+MANPAGES := $(wildcard */*.[158])
 DAEMONS	 = mcpd runnerd approvald brokerd auditd
 CTLS	 = approvalctl auditctl
 PROGS	 = $(DAEMONS) $(CTLS)
@@ -121,10 +122,13 @@ run: all
 
 install: $(PROGS:%=$(BUILD)/bin/%)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)/etc/agent-sandbox
+	    $(DESTDIR)/etc/agent-sandbox
 	for p in $(DAEMONS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/; done
 	for p in $(CTLS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/bin/; done
-	for m in $(wildcard */*.8); do install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	for m in $(MANPAGES); do \
+		d=$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}; \
+		install -d $$d && install -m 0644 $$m $$d/; \
+	done
 	test -e $(DESTDIR)/etc/agent-sandbox/agent-sandbox.yaml || \
 	    install -m 0644 etc/agent-sandbox.yaml $(DESTDIR)/etc/agent-sandbox/
 	test -e $(DESTDIR)/etc/agent-sandbox/policy.yaml || \
