@@ -21,6 +21,11 @@ DAEMONS	 = mcpd runnerd approvald brokerd auditd
 CTLS	 = approvalctl auditctl
 PROGS	 = $(DAEMONS) $(CTLS)
 
+ifeq ($(SAN),1)
+PROG_SAN_OBJS := $(BUILD)/regress/san/daemon_options.o
+TEST_SAN_OBJS := $(BUILD)/regress/san/suppressions.o
+endif
+
 COMMON_SRCS := $(wildcard common/*.c)
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON   := $(BUILD)/libcommon.a
@@ -39,7 +44,7 @@ $(LIBCOMMON): $(COMMON_OBJS)
 # A program is every .c in its directory, linked with common/.
 define prog_rule
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
-$(BUILD)/bin/$(1): $$($(1)_OBJS) $(LIBCOMMON)
+$(BUILD)/bin/$(1): $$($(1)_OBJS) $(PROG_SAN_OBJS) $(LIBCOMMON)
 	@mkdir -p $$(dir $$@)
 	@echo "  LD      $$@"
 	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
@@ -51,9 +56,6 @@ $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 TEST_SRCS := $(wildcard regress/*/t_*.c)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 ATF_LIBS  := $(shell pkg-config --libs atf-c)
-ifeq ($(SAN),1)
-TEST_SAN_OBJS := $(BUILD)/regress/san/suppressions.o
-endif
 
 define test_rule
 $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(TEST_SAN_OBJS) $(LIBCOMMON)
@@ -78,7 +80,8 @@ $(BUILD)/regress/%: regress/%
 	@cp -p $< $@
 
 # Fuzzing (clang-14 libFuzzer): regress/<area>/fuzz_<name>.c, seeded from
-# regress/<area>/corpus-<name>/, each run FUZZ_TIME seconds.
+# regress/<area>/corpus-<name>/ (and fuzz_<name>.dict if there), each run
+# FUZZ_TIME seconds.  The targets' own logging is silenced (-close_fd_mask).
 FUZZ_SRCS := $(wildcard regress/*/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:%.c=$(BUILD)/%)
 FUZZ_TIME ?= 60
@@ -100,8 +103,10 @@ fuzz:
 	@for f in $(FUZZ_SRCS:%.c=%); do \
 		name=$${f##*/fuzz_}; seed=$${f%/*}/corpus-$$name; \
 		work=obj-fuzz/corpus/$$name; mkdir -p $$work; \
+		dict=; [ -f $$f.dict ] && dict=-dict=$$f.dict; \
 		echo "fuzz: $$f for $(FUZZ_TIME)s"; \
 		obj-fuzz/$$f -max_total_time=$(FUZZ_TIME) -max_len=1048576 \
+		    -timeout=10 -rss_limit_mb=2048 -close_fd_mask=2 $$dict \
 		    -print_final_stats=1 $$work $$seed 2>obj-fuzz/$${name}.log || \
 		    { tail -40 obj-fuzz/$${name}.log; exit 1; }; \
 		grep -E 'stat::number_of_executed_units|stat::peak_rss' obj-fuzz/$${name}.log; \
@@ -116,6 +121,21 @@ test: all
 
 test-asan:
 	$(MAKE) BUILD=obj-asan SAN=1 test
+
+# Debian packages, then the MCP SDK for the test and demo clients,
+# installed from the lock file outside the source tree.
+deps:
+	apt-get update
+	scripts/install-deps
+	mkdir -p $(BUILD)/node
+	cp regress/mcpd/package.json regress/mcpd/package-lock.json $(BUILD)/node/
+	npm ci --prefix $(BUILD)/node --no-audit --no-fund
+
+bench: all
+	@echo "== mcpd: tools/list round trips, ping latency"
+	@python3 regress/mcpd/bench.py $(BUILD)/bin/mcpd
+	@echo "== terraform, bare (baseline for the suite's figures)"
+	@scripts/bench-terraform-bare 10
 
 run: all
 	scripts/run-dev $(BUILD)
@@ -138,4 +158,4 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 clean:
 	rm -rf obj obj-asan
 
-.PHONY: all tests test test-asan run install clean fuzz fuzz-bins
+.PHONY: all tests test test-asan run install clean fuzz fuzz-bins deps bench
