@@ -54,6 +54,14 @@ audit_send(const char *payload, uint64_t reqid)
 		audit_close();
 		return -1;
 	}
+	/* A refusal is auditd's answer, not a lost connection: no retry. */
+	if (m.hdr.type == MSG_ERROR && m.len == sizeof(struct msg_error)) {
+		log_warnx("audit: auditd refused the event: %.*s",
+		    (int)sizeof(((struct msg_error *)0)->text),
+		    ((const struct msg_error *)m.data)->text);
+		errno = EPERM;
+		return -2;
+	}
 	if (m.hdr.type != MSG_AUDIT_ACK || m.hdr.reqid != reqid) {
 		audit_close();
 		errno = EPROTO;
@@ -70,6 +78,7 @@ int
 audit_emit(const char *event, uint64_t reqid, json_t *fields)
 {
 	char rid[REQID_STR_LEN], *payload;
+	json_free_t json_free;
 	json_t *ev;
 	int r;
 
@@ -86,9 +95,13 @@ audit_emit(const char *event, uint64_t reqid, json_t *fields)
 	r = audit_send(payload, reqid);
 	if (r == -1)
 		r = audit_send(payload, reqid);
-	if (r == -1)
+	if (r != 0) {
 		log_warn("audit: cannot record %s for %s", event, rid);
-	free(payload);
+		r = -1;
+	}
+	/* json_dumps() allocates with the allocator jansson was given. */
+	json_get_alloc_funcs(NULL, &json_free);
+	json_free(payload);
 	return r;
 }
 

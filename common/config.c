@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "tools.h"
 #include "ytree.h"
 
 #define KB	1024L
@@ -92,6 +93,28 @@ parse_acl(const struct ynode *n, void *dst, struct yerr *e)
 	return 0;
 }
 
+/* tools: [name, ...], each one the suite knows (common/tools.c). */
+static int
+parse_tools(const struct ynode *n, void *dst, struct yerr *e)
+{
+	uint64_t *mask = dst;
+	size_t i;
+	int t;
+
+	if (n->type != YN_SEQ)
+		return yerror(e, n, "%s: expected a list of tool names", n->key);
+	*mask = 0;
+	for (i = 0; i < n->nkids; i++) {
+		if (yscalar(n->kids[i], e, "a tool name") == -1)
+			return -1;
+		if ((t = tool_index(n->kids[i]->value)) == -1)
+			return yerror(e, n->kids[i], "unknown tool \"%s\"",
+			    n->kids[i]->value);
+		*mask |= (uint64_t)1 << t;
+	}
+	return 0;
+}
+
 #define STR(s, m)	.type = YF_STRING, .off = offsetof(s, m), \
 			.size = sizeof(((s *)0)->m)
 #define NUM(t, s, m, lo, hi) .type = t, .off = offsetof(s, m), .min = lo, .max = hi
@@ -102,6 +125,8 @@ static const struct yfield mcpd_fields[] = {
 	{ "max_line", NUM(YF_BYTES, struct mcpd_conf, max_line, 1 * KB, 64 * MB) },
 	{ "max_inflight", NUM(YF_INT, struct mcpd_conf, max_inflight, 1, 1024) },
 	{ "call_timeout", NUM(YF_SECONDS, struct mcpd_conf, call_timeout, 1, 86400) },
+	{ "tools", .type = YF_CUSTOM, .off = offsetof(struct mcpd_conf, tools),
+	    .parse = parse_tools },
 	{ NULL }
 };
 
@@ -111,6 +136,14 @@ static const struct yfield runnerd_fields[] = {
 	{ "backend", STR(struct runnerd_conf, backend), .choices = backends },
 	{ "runsc", STR(struct runnerd_conf, runsc) },
 	{ "state_dir", STR(struct runnerd_conf, state_dir) },
+	{ "rootfs", STR(struct runnerd_conf, rootfs) },
+	{ "timeout", NUM(YF_SECONDS, struct runnerd_conf, timeout, 1, 86400) },
+	{ "memory", NUM(YF_BYTES, struct runnerd_conf, memory, 32 * MB, 1024 * GB) },
+	{ "pids", NUM(YF_INT, struct runnerd_conf, pids, 8, 65536) },
+	{ "cpu_percent", NUM(YF_INT, struct runnerd_conf, cpu_percent, 1, 100000) },
+	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
+	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
+	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
 	{ NULL }
 };
 
@@ -123,10 +156,144 @@ static const struct yfield approvald_fields[] = {
 	{ NULL }
 };
 
+static const char *const engines[] = { "none", "kubernetes", "aws", NULL };
+
+/* [name, ...]: tools and namespaces. */
+static int
+parse_names(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct name_list *l = dst;
+	size_t i;
+
+	if (n->type != YN_SEQ)
+		return yerror(e, n, "%s: expected a list", n->key);
+	if (n->nkids > NAMES_MAX)
+		return yerror(e, n, "%s: at most %d entries", n->key,
+		    NAMES_MAX);
+	memset(l, 0, sizeof(*l));
+	for (i = 0; i < n->nkids; i++) {
+		if (yscalar(n->kids[i], e, "a name") == -1)
+			return -1;
+		if (n->kids[i]->value[0] == '\0' ||
+		    strlen(n->kids[i]->value) >= NAME_MAX_LEN)
+			return yerror(e, n->kids[i], "%s: bad name \"%.64s\"",
+			    n->key, n->kids[i]->value);
+		strlcpy(l->v[l->n++], n->kids[i]->value, NAME_MAX_LEN);
+	}
+	return 0;
+}
+
+/* Vault is reached over TLS only: the token never crosses in clear. */
+static int
+parse_vault_addr(const struct ynode *n, void *dst, struct yerr *e)
+{
+	char *addr = dst;
+
+	if (yscalar(n, e, "a URL") == -1)
+		return -1;
+	if (n->value[0] != '\0' && strncmp(n->value, "https://", 8) != 0)
+		return yerror(e, n, "addr: \"%s\" is not an https:// URL",
+		    n->value);
+	if (strlen(n->value) >= sizeof(((struct brokerd_vault *)0)->addr))
+		return yerror(e, n, "addr: value too long");
+	strlcpy(addr, n->value, sizeof(((struct brokerd_vault *)0)->addr));
+	return 0;
+}
+
+static const struct yfield vault_fields[] = {
+	{ "addr", .type = YF_CUSTOM, .off = offsetof(struct brokerd_vault,
+	    addr), .parse = parse_vault_addr },
+	{ "ca_file", STR(struct brokerd_vault, ca_file) },
+	{ "token_file", STR(struct brokerd_vault, token_file) },
+	{ "connect_timeout", NUM(YF_SECONDS, struct brokerd_vault,
+	    connect_timeout, 1, 300) },
+	{ "request_timeout", NUM(YF_SECONDS, struct brokerd_vault,
+	    request_timeout, 1, 600) },
+	{ "retries", NUM(YF_INT, struct brokerd_vault, retries, 0, 10) },
+	{ NULL }
+};
+
+#define NAMES(s, m)	.type = YF_CUSTOM, .off = offsetof(s, m), \
+			.parse = parse_names
+
+static const struct yfield scope_fields[] = {
+	{ "engine", STR(struct brokerd_scope, engine), .choices = engines },
+	{ "tools", NAMES(struct brokerd_scope, tools) },
+	{ "mount", STR(struct brokerd_scope, mount) },
+	{ "role", STR(struct brokerd_scope, role) },
+	{ "namespaces", NAMES(struct brokerd_scope, namespaces) },
+	{ "target_arg", STR(struct brokerd_scope, target_arg) },
+	{ "ttl", NUM(YF_SECONDS, struct brokerd_scope, ttl, 10, 86400) },
+	{ "kube_server", STR(struct brokerd_scope, kube_server) },
+	{ "kube_ca_file", STR(struct brokerd_scope, kube_ca_file) },
+	{ NULL }
+};
+
+/* What a scope's engine needs; an aws scope without a role is "unavailable". */
+static int
+check_scope(const struct ynode *n, const struct brokerd_scope *sc,
+    struct yerr *e)
+{
+	if (sc->engine[0] == '\0')
+		return yerror(e, n, "scope %s: engine is required", sc->name);
+	if (strcmp(sc->engine, "none") == 0) {
+		if (sc->mount[0] || sc->role[0] || sc->namespaces.n)
+			return yerror(e, n, "scope %s: engine none takes no "
+			    "mount, role or namespaces", sc->name);
+		return 0;
+	}
+	if (strcmp(sc->engine, "kubernetes") == 0 && (sc->mount[0] == '\0' ||
+	    sc->role[0] == '\0' || sc->namespaces.n == 0 ||
+	    sc->target_arg[0] == '\0'))
+		return yerror(e, n, "scope %s: engine kubernetes needs mount, "
+		    "role, namespaces and target_arg", sc->name);
+	return 0;
+}
+
+/* scopes: { name: { engine, tools, ... }, ... }; a tool has one scope. */
+static int
+parse_scopes(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct scope_table *st = dst;
+	struct brokerd_scope *sc;
+	size_t i, j, k, t;
+
+	if (n->type != YN_MAP)
+		return yerror(e, n, "scopes: expected a mapping");
+	if (n->nkids > SCOPES_MAX)
+		return yerror(e, n, "scopes: at most %d", SCOPES_MAX);
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < n->nkids; i++) {
+		sc = &st->v[st->n];
+		if (strlen(n->kids[i]->key) >= sizeof(sc->name))
+			return yerror(e, n->kids[i], "scope name too long");
+		strlcpy(sc->name, n->kids[i]->key, sizeof(sc->name));
+		sc->ttl = 600;
+		if (ybind(n->kids[i], scope_fields, sc, e) == -1 ||
+		    check_scope(n->kids[i], sc, e) == -1)
+			return -1;
+		for (t = 0; t < sc->tools.n; t++)
+			for (j = 0; j <= st->n; j++)
+				for (k = 0; k < st->v[j].tools.n; k++)
+					if ((j != st->n || k != t) &&
+					    strcmp(st->v[j].tools.v[k],
+					    sc->tools.v[t]) == 0)
+						return yerror(e, n->kids[i],
+						    "tool %s is in two scopes",
+						    sc->tools.v[t]);
+		st->n++;
+	}
+	return 0;
+}
+
 static const struct yfield brokerd_fields[] = {
 	{ "user", STR(struct brokerd_conf, user) },
 	{ "peers", ACL(struct brokerd_conf, peers) },
 	{ "journal", STR(struct brokerd_conf, journal) },
+	{ "vault", .type = YF_MAP, .off = offsetof(struct brokerd_conf, vault),
+	    .sub = vault_fields },
+	{ "scopes", .type = YF_CUSTOM, .off = offsetof(struct brokerd_conf,
+	    scopes), .parse = parse_scopes },
 	{ NULL }
 };
 
@@ -162,11 +329,19 @@ config_defaults(struct as_config *c)
 	c->mcpd.max_line = 4 * MB;
 	c->mcpd.max_inflight = 16;
 	c->mcpd.call_timeout = 600;
+	c->mcpd.tools = tools_all();
 	strlcpy(c->runnerd.user, "_asrunner", sizeof(c->runnerd.user));
 	strlcpy(c->runnerd.backend, "gvisor", sizeof(c->runnerd.backend));
 	strlcpy(c->runnerd.runsc, "/usr/bin/runsc", sizeof(c->runnerd.runsc));
 	strlcpy(c->runnerd.state_dir, "/var/lib/agent-sandbox/runner",
 	    sizeof(c->runnerd.state_dir));
+	c->runnerd.timeout = 60;
+	c->runnerd.memory = 512 * MB;
+	c->runnerd.pids = 64;
+	c->runnerd.cpu_percent = 100;
+	c->runnerd.tmp_size = 64 * MB;
+	c->runnerd.output_max = 1 * MB;
+	c->runnerd.max_calls = 8;
 	strlcpy(c->approvald.user, "_asapprove", sizeof(c->approvald.user));
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
 	    sizeof(c->approvald.policy));
@@ -176,6 +351,11 @@ config_defaults(struct as_config *c)
 	strlcpy(c->brokerd.user, "_asbroker", sizeof(c->brokerd.user));
 	strlcpy(c->brokerd.journal, "/var/lib/agent-sandbox/leases.journal",
 	    sizeof(c->brokerd.journal));
+	strlcpy(c->brokerd.vault.token_file, "/etc/agent-sandbox/vault-token",
+	    sizeof(c->brokerd.vault.token_file));
+	c->brokerd.vault.connect_timeout = 5;
+	c->brokerd.vault.request_timeout = 10;
+	c->brokerd.vault.retries = 2;
 	strlcpy(c->auditd.user, "_asaudit", sizeof(c->auditd.user));
 	strlcpy(c->auditd.log, "/var/log/agent-sandbox/audit.jsonl",
 	    sizeof(c->auditd.log));
@@ -266,19 +446,74 @@ print_acl(const char *name, const struct peer_acl *acl)
 	printf("]\n");
 }
 
+static void
+print_names(const char *key, const struct name_list *l)
+{
+	size_t i;
+
+	printf("      %s: [", key);
+	for (i = 0; i < l->n; i++)
+		printf("%s\"%s\"", i ? ", " : "", l->v[i]);
+	printf("]\n");
+}
+
+static void
+print_brokerd_vault(const struct brokerd_vault *v)
+{
+	printf("  vault:\n    addr: \"%s\"\n    ca_file: \"%s\"\n"
+	    "    token_file: \"%s\"\n    connect_timeout: %ld\n"
+	    "    request_timeout: %ld\n    retries: %ld\n", v->addr,
+	    v->ca_file, v->token_file, v->connect_timeout, v->request_timeout,
+	    v->retries);
+}
+
+static void
+print_brokerd_scopes(const struct scope_table *st)
+{
+	const struct brokerd_scope *sc;
+	size_t i;
+
+	printf("  scopes:%s\n", st->n ? "" : " {}");
+	for (i = 0; i < st->n; i++) {
+		sc = &st->v[i];
+		printf("    \"%s\":\n      engine: %s\n", sc->name,
+		    sc->engine);
+		print_names("tools", &sc->tools);
+		printf("      mount: \"%s\"\n      role: \"%s\"\n",
+		    sc->mount, sc->role);
+		print_names("namespaces", &sc->namespaces);
+		printf("      target_arg: \"%s\"\n      ttl: %ld\n"
+		    "      kube_server: \"%s\"\n      kube_ca_file: \"%s\"\n",
+		    sc->target_arg, sc->ttl, sc->kube_server,
+		    sc->kube_ca_file);
+	}
+}
+
 /* The normalized configuration (-nv), itself a valid configuration file. */
 void
 config_print(const struct as_config *c)
 {
+	size_t i, n;
+
 	printf("runtime_dir: \"%s\"\nseccomp: %s\n", c->runtime_dir,
 	    c->seccomp);
 	printf("mcpd:\n  user: \"%s\"\n  max_line: %ld\n  max_inflight: %ld\n"
 	    "  call_timeout: %ld\n", c->mcpd.user, c->mcpd.max_line,
 	    c->mcpd.max_inflight, c->mcpd.call_timeout);
+	printf("  tools: [");
+	for (i = 0, n = 0; i < tools_count(); i++)
+		if (c->mcpd.tools & ((uint64_t)1 << i))
+			printf("%s%s", n++ ? ", " : "", tool_at(i)->name);
+	printf("]\n");
 	printf("runnerd:\n  user: \"%s\"\n", c->runnerd.user);
 	print_acl("peers", &c->runnerd.peers);
 	printf("  backend: %s\n  runsc: \"%s\"\n  state_dir: \"%s\"\n",
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
+	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
+	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
+	    "  max_calls: %ld\n", c->runnerd.rootfs, c->runnerd.timeout,
+	    c->runnerd.memory, c->runnerd.pids, c->runnerd.cpu_percent,
+	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);
@@ -287,6 +522,8 @@ config_print(const struct as_config *c)
 	printf("brokerd:\n  user: \"%s\"\n", c->brokerd.user);
 	print_acl("peers", &c->brokerd.peers);
 	printf("  journal: \"%s\"\n", c->brokerd.journal);
+	print_brokerd_vault(&c->brokerd.vault);
+	print_brokerd_scopes(&c->brokerd.scopes);
 	printf("auditd:\n  user: \"%s\"\n", c->auditd.user);
 	print_acl("peers", &c->auditd.peers);
 	print_acl("readers", &c->auditd.readers);

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 #include <limits.h>
+#include <stdint.h>
 
 #define CONF_DEFAULT	"/etc/agent-sandbox/agent-sandbox.yaml"
 #define ACL_MAX		16
@@ -26,6 +27,7 @@ struct mcpd_conf {
 	long		max_line;	/* bytes of one JSON-RPC line */
 	long		max_inflight;	/* concurrent tools/call */
 	long		call_timeout;	/* seconds */
+	uint64_t	tools;		/* enabled: bit i is tool_at(i) */
 };
 
 struct runnerd_conf {
@@ -33,7 +35,15 @@ struct runnerd_conf {
 	struct peer_acl	peers;		/* runner.sock: mcpd's users */
 	char		backend[16];	/* gvisor | kubernetes */
 	char		runsc[PATH_MAX];
-	char		state_dir[PATH_MAX];
+	char		state_dir[PATH_MAX];	/* bundles, runsc state, rootfs */
+	char		rootfs[PATH_MAX];	/* "": the host's /usr etc. read-only */
+	long		timeout;	/* seconds before a sandbox is killed */
+	long		memory;		/* bytes, the whole sandbox */
+	long		pids;		/* processes inside (RLIMIT_NPROC) */
+	long		cpu_percent;	/* 100: one CPU */
+	long		tmp_size;	/* bytes of /tmp */
+	long		output_max;	/* bytes of stdout, and of stderr */
+	long		max_calls;	/* sandboxes at once */
 };
 
 struct approvald_conf {
@@ -44,10 +54,52 @@ struct approvald_conf {
 	char		database[PATH_MAX];
 };
 
+#define SCOPES_MAX		16
+#define NAMES_MAX		16
+#define VAULT_PATH_MAX		128
+
+struct name_list {
+	char		v[NAMES_MAX][NAME_MAX_LEN];
+	size_t		n;
+};
+
+/*
+ * A scope: what credential a tool's action gets, chosen by brokerd's
+ * configuration alone.  A tool named by no scope gets none.
+ */
+struct brokerd_scope {
+	char		name[NAME_MAX_LEN];
+	char		engine[16];	/* none | kubernetes | aws */
+	struct name_list tools;		/* each tool in one scope at most */
+	char		mount[VAULT_PATH_MAX];	/* secrets engine mount */
+	char		role[VAULT_PATH_MAX];	/* its role */
+	struct name_list namespaces;	/* allowed targets */
+	char		target_arg[NAME_MAX_LEN]; /* argument naming the target */
+	long		ttl;		/* seconds */
+	char		kube_server[256];	/* written into the secret */
+	char		kube_ca_file[PATH_MAX];
+};
+
+struct scope_table {
+	struct brokerd_scope v[SCOPES_MAX];
+	size_t		n;
+};
+
+struct brokerd_vault {
+	char		addr[256];	/* https://host:port; "" = no Vault */
+	char		ca_file[PATH_MAX];	/* "" = the system's CAs */
+	char		token_file[PATH_MAX];
+	long		connect_timeout;	/* seconds */
+	long		request_timeout;	/* seconds, whole request */
+	long		retries;	/* on 5xx and connection errors */
+};
+
 struct brokerd_conf {
 	char		user[NAME_MAX_LEN];
 	struct peer_acl	peers;		/* broker.sock: runnerd */
 	char		journal[PATH_MAX];
+	struct brokerd_vault vault;
+	struct scope_table scopes;
 };
 
 struct auditd_conf {
