@@ -1,72 +1,68 @@
 #include <errno.h>
-#include <string.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <syslog.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "daemon.h"
 #include "event.h"
 #include "log.h"
 #include "mcpd.h"
 #include "sandbox.h"
-#include "sock.h"
+#include "tools.h"
 
-#define RUNNER_TIMEOUT_MS	5000
+#define STDIN_CHUNK	(64 * 1024)
 
-struct mcpd	 mcpd;
-
-/* Connects to runnerd and checks that it answers before serving stdio. */
-static void
-runner_connect(void)
-{
-	char path[PATH_MAX];
-	struct msg m;
-	int fd;
-
-	if (config_socket_path(&mcpd.conf, "runner.sock", path,
-	    sizeof(path)) == -1)
-		fatal("runner.sock");
-	if ((fd = sock_connect(path)) == -1)
-		fatal("connect %s (is runnerd running?)", path);
-	channel_init(&mcpd.runner, fd);
-	if (channel_send_sync(&mcpd.runner, MSG_PING, 0, -1, NULL, 0,
-	    RUNNER_TIMEOUT_MS) == -1 ||
-	    channel_recv_sync(&mcpd.runner, &m, RUNNER_TIMEOUT_MS) == -1)
-		fatal("runnerd at %s", path);
-	if (m.hdr.type == MSG_ERROR && m.len == sizeof(struct msg_error))
-		fatalx("runnerd refused us: %.*s",
-		    (int)sizeof(((struct msg_error *)0)->text),
-		    ((struct msg_error *)m.data)->text);
-	if (m.hdr.type != MSG_PONG)
-		fatalx("runnerd answered %s to PING",
-		    msg_type_name(m.hdr.type));
-}
+static struct linereader	 lr;
 
 static void
 stdin_event(int fd, short revents, void *arg)
 {
-	char buf[4096];
+	static char buf[STDIN_CHUNK];
 	ssize_t n;
 
 	(void)revents;
 	(void)arg;
 	n = read(fd, buf, sizeof(buf));
-	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
-		log_debug("stdin closed, exiting");
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		log_info("stdin closed, exiting");
+		ev_del(fd);
 		ev_break();
+		return;
 	}
+	lr_feed(&lr, buf, (size_t)n, mcp_line, mcp_line_too_long, NULL);
 }
 
 int
 main(int argc, char *argv[])
 {
 	struct daemon_opts opts;
+	char err[256];
 
 	daemon_start(argc, argv, "mcpd", &opts, &mcpd.conf);
+	/*
+	 * stdout carries MCP alone and syslog would need a socket once
+	 * sandboxed: logs go to stderr, as MCP clients expect.
+	 */
+	closelog();
+	log_init(1, LOG_DAEMON);
+	if (tools_init(err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	mcpd.out_fd = STDOUT_FILENO;
+	snprintf(mcpd.owner, sizeof(mcpd.owner), "mcp-%016" PRIx64,
+	    reqid_new());
 	runner_connect();
 	daemon_signals(NULL);
 	priv_drop(mcpd.conf.mcpd.user);
 	sandbox_enter(ROLE_MCPD, NULL, daemon_trap(&mcpd.conf));
+	lr_init(&lr, mcpd.conf.mcpd.max_line);
 	if (ev_add(STDIN_FILENO, POLLIN, stdin_event, NULL) == -1)
 		fatal("ev_add");
 	daemon_run();
+	tools_cancel_all();
+	runner_drain();
 	return 0;
 }

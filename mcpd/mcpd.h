@@ -1,18 +1,112 @@
 /*
  * mcpd: the MCP server on stdio.  It parses untrusted input, holds
  * nothing, and forwards validated calls to runnerd.
+ *
+ *   jsonrpc.c	lines in (bounded), JSON-RPC classification, replies out
+ *   lifecycle.c	initialize / server/discover / ping, eras, method table
+ *   tools.c	tools/list, tools/call and the calls in flight
+ *   runner.c	runner.sock
  */
 #ifndef MCPD_H
 #define MCPD_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
 #include "config.h"
 #include "frame.h"
+
+#define MCPD_NAME		"agent-sandbox-mcpd"
+#define MCPD_VERSION		"0.1.0"
+#define MCP_MODERN_VERSION	"2026-07-28"
+
+/* JSON-RPC 2.0 error codes, and the one 2026-07-28 code mcpd sends. */
+#define RPC_PARSE_ERROR		(-32700)
+#define RPC_INVALID_REQUEST	(-32600)
+#define RPC_METHOD_NOT_FOUND	(-32601)
+#define RPC_INVALID_PARAMS	(-32602)
+#define RPC_INTERNAL_ERROR	(-32603)
+#define MCP_UNSUPPORTED_VERSION	(-32022)
+
+/* Splits stdin into lines of at most max bytes. */
+struct linereader {
+	char		*buf;
+	size_t		 len;
+	size_t		 cap;
+	size_t		 max;
+	int		 discarding;	/* inside a line already refused */
+};
+
+typedef void	(*lr_line_cb)(const char *, size_t, void *);
+typedef void	(*lr_long_cb)(void *);
+
+enum rpc_kind {
+	RPC_EMPTY,		/* blank line: ignored */
+	RPC_REQUEST,
+	RPC_NOTIFICATION,
+	RPC_RESPONSE,		/* mcpd sends no requests: ignored */
+	RPC_INVALID		/* answer code/why to id (null if unusable) */
+};
+
+struct rpc_msg {
+	enum rpc_kind	 kind;
+	json_t		*root;
+	json_t		*id;		/* borrowed from root, or NULL */
+	const char	*method;
+	json_t		*params;	/* object, array or NULL */
+	int		 code;
+	char		 why[256];
+};
+
+/* One request being answered. */
+struct mcp_req {
+	json_t		*id;
+	json_t		*params;	/* object or NULL */
+	int		 modern;	/* carried 2026-07-28 _meta */
+};
 
 struct mcpd {
 	struct as_config	 conf;
 	struct channel		 runner;	/* runner.sock */
+	char			 owner[32];	/* session_owner for runnerd */
+	int			 out_fd;	/* stdout */
+	int			 initialized;	/* legacy handshake done */
+	char			 version[16];	/* negotiated by initialize */
 };
 
 extern struct mcpd	 mcpd;
+
+/* jsonrpc.c */
+void	 lr_init(struct linereader *, size_t);
+void	 lr_free(struct linereader *);
+void	 lr_feed(struct linereader *, const char *, size_t, lr_line_cb,
+	    lr_long_cb, void *);
+void	 rpc_parse(const char *, size_t, struct rpc_msg *);
+void	 rpc_clear(struct rpc_msg *);
+void	 rpc_result(const json_t *, json_t *);
+void	 rpc_error(const json_t *, int, const char *, json_t *);
+void	 rpc_notify(const char *, json_t *);
+
+/* lifecycle.c */
+void	 mcp_line(const char *, size_t, void *);
+void	 mcp_line_too_long(void *);
+void	 mcp_reply(const struct mcp_req *, json_t *);
+
+/* tools.c */
+void	 tools_list(const struct mcp_req *);
+void	 tools_call(const struct mcp_req *);
+void	 tools_cancelled(const json_t *);
+void	 tools_progress(uint64_t, const void *, size_t);
+void	 tools_result(uint64_t, const void *, size_t);
+void	 tools_failed(uint64_t, const char *);
+void	 tools_fail_all(const char *);
+void	 tools_cancel_all(void);
+size_t	 tools_inflight(void);
+
+/* runner.c */
+void	 runner_connect(void);
+int	 runner_send(uint32_t, uint64_t, const void *, size_t);
+void	 runner_drain(void);
 
 #endif

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""A stand-in runnerd for mcpd's tests: serves runner.sock with the
+suite's framing (24-byte little-endian header: u32 type, u32 len,
+u32 peerid, u16 version=1, u16 flags, u64 reqid) and plays tools:
+
+  k8s_get_pod_status      a result with two pods
+  run_shell "sleep N"     waits N seconds (0.1 s steps, progress if asked),
+                          unless cancelled
+  run_shell "fail"        an isError result
+  run_shell "garble"      a result that is not JSON
+  anything else           echoes the arguments in structuredContent
+
+Every frame it receives is appended to calls.jsonl in the current
+directory, so tests can show what did (and did not) reach runnerd.
+Usage: fake_runnerd.py SOCKET_PATH
+"""
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+HDR = struct.Struct("<IIIHHQ")
+MSG_PING, MSG_PONG = 1, 2
+MSG_TOOL_CALL, MSG_TOOL_CANCEL, MSG_TOOL_PROGRESS, MSG_TOOL_RESULT = \
+    100, 101, 102, 103
+
+log_lock = threading.Lock()
+
+
+def record(entry):
+    with log_lock, open("calls.jsonl", "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+class Conn:
+    def __init__(self, sock):
+        self.sock = sock
+        self.wlock = threading.Lock()
+        self.cancelled = set()
+
+    def send(self, mtype, reqid, payload=b""):
+        if isinstance(payload, (dict, list)):
+            payload = json.dumps(payload).encode()
+        with self.wlock:
+            self.sock.sendall(HDR.pack(mtype, len(payload), 0, 1, 0, reqid)
+                              + payload)
+
+    def recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def result(self, reqid, text, structured=None, is_error=False):
+        r = {"isError": is_error, "content": [{"type": "text", "text": text}]}
+        if structured is not None:
+            r["structuredContent"] = structured
+        self.send(MSG_TOOL_RESULT, reqid, r)
+
+    def run_call(self, reqid, call):
+        tool, args = call["tool"], call["arguments"]
+        if tool == "k8s_get_pod_status":
+            pods = [{"name": "web-1", "phase": "Running", "ready": True,
+                     "restarts": 0},
+                    {"name": "web-2", "phase": "Pending", "ready": False,
+                     "restarts": 3}]
+            self.result(reqid, "2 pods", {"namespace": args["namespace"],
+                                          "pods": pods})
+            return
+        cmd = args.get("command", "")
+        if cmd.startswith("sleep "):
+            steps = int(float(cmd.split()[1]) * 10)
+            for i in range(steps):
+                if reqid in self.cancelled:
+                    return
+                if call.get("progress"):
+                    self.send(MSG_TOOL_PROGRESS, reqid,
+                              {"progress": i + 1, "total": steps,
+                               "message": "step %d" % (i + 1)})
+                time.sleep(0.1)
+            if reqid in self.cancelled:
+                return
+            self.result(reqid, "slept", {"session_id": "s1",
+                                         "exit_code": 0})
+        elif cmd == "fail":
+            self.result(reqid, "command failed: exit 2", None, True)
+        elif cmd == "garble":
+            self.send(MSG_TOOL_RESULT, reqid, b"{not json")
+        else:
+            self.result(reqid, json.dumps(args),
+                        {"session_id": "s1", "exit_code": 0,
+                         "stdout": json.dumps(args)})
+
+    def serve(self):
+        while True:
+            hdr = self.recv_exact(HDR.size)
+            if hdr is None:
+                return
+            mtype, length, _peer, _ver, _flags, reqid = HDR.unpack(hdr)
+            payload = self.recv_exact(length) if length else b""
+            if payload is None:
+                return
+            if mtype == MSG_PING:
+                self.send(MSG_PONG, reqid, struct.pack("<16sII",
+                          b"runnerd", os.getpid(), 1))
+            elif mtype == MSG_TOOL_CALL:
+                call = json.loads(payload)
+                record({"type": "call", "reqid": reqid, "call": call})
+                threading.Thread(target=self.run_call, args=(reqid, call),
+                                 daemon=True).start()
+            elif mtype == MSG_TOOL_CANCEL:
+                self.cancelled.add(reqid)
+                record({"type": "cancel", "reqid": reqid})
+            else:
+                record({"type": "unknown", "msgtype": mtype})
+
+
+def main():
+    path = sys.argv[1]
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(16)
+    while True:
+        s, _ = srv.accept()
+        threading.Thread(target=Conn(s).serve, daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()

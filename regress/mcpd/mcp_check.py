@@ -1,0 +1,438 @@
+#!/usr/bin/env python3
+"""Drives a real mcpd over stdio, line by line, for t_mcpd.sh.
+
+Usage: mcp_check.py MCPD_BINARY CONF SCENARIO
+Each scenario starts its own mcpd (against fake_runnerd.py, already
+serving the configuration's runner.sock), asserts, and exits 0 only if
+everything held; what went wrong is printed on stderr.
+"""
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+MODERN = "2026-07-28"
+META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Mcpd:
+    def __init__(self, binary, conf):
+        self.p = subprocess.Popen([binary, "-v", "-f", conf],
+                                  stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=open("mcpd.log", "ab"))
+        self.buf = b""
+        self.pending = []
+        self.next_id = 1000
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def request(self, method, params=None, rid=None):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+        return rid
+
+    def notify(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send(msg)
+
+    def read(self, timeout=5.0):
+        """The next message mcpd writes, or None after timeout."""
+        if self.pending:
+            return self.pending.pop(0)
+        return self.read_stream(timeout)
+
+    def read_stream(self, timeout):
+        deadline = time.time() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def reply(self, rid, timeout=5.0):
+        """The response to rid; notifications seen meanwhile are kept."""
+        deadline = time.time() + timeout
+        for i, m in enumerate(self.pending):
+            if m.get("id") == rid and "method" not in m:
+                return self.pending.pop(i)
+        while time.time() < deadline:
+            m = self.read_stream(deadline - time.time())
+            if m is None:
+                break
+            if "method" not in m and m.get("id") == rid:
+                return m
+            self.pending.append(m)
+        raise Fail("no reply to id %r" % (rid,))
+
+    def call(self, method, params=None, timeout=5.0):
+        return self.reply(self.request(method, params), timeout)
+
+    def initialize(self, version="2025-11-25"):
+        r = self.call("initialize", {"protocolVersion": version,
+                                     "capabilities": {},
+                                     "clientInfo": {"name": "mcp_check",
+                                                    "version": "1"}})
+        self.notify("notifications/initialized")
+        return r
+
+    def alive(self):
+        r = self.call("ping")
+        check(r.get("result") == {}, "ping after that: %r" % r)
+
+    def close(self, timeout=5.0):
+        self.p.stdin.close()
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            raise Fail("mcpd did not exit on stdin EOF")
+
+
+def error_code(r):
+    return r.get("error", {}).get("code")
+
+
+def text_of(r):
+    return " ".join(c.get("text", "") for c in r["result"]["content"])
+
+
+def forwarded():
+    try:
+        with open("calls.jsonl") as f:
+            return [json.loads(l) for l in f if l.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def wait_for(pred, timeout=5.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def err_reply(m, line):
+    """Sends one raw line; returns the error response it drew."""
+    m.send_raw(line + b"\n")
+    r = m.read()
+    check(r is not None, "no answer to %r" % line[:60])
+    return r
+
+
+def s_malformed(m):
+    """Each bad line gets the right error, and the server keeps answering."""
+    m.initialize()
+    cases = [
+        (b"garbage", -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,', -32700, None),
+        (b'{"jsonrpc":"2.0","id":"\xc0\xaf","method":"ping"}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"p\xff"}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1e999,"method":"ping"}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":123456789012345678901234567890,'
+         b'"method":"ping"}', -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' +
+         b"[" * 100000 + b"]" * 100000 + b"}}", -32700, None),
+        (b'{"jsonrpc":"1.0","id":7,"method":"ping"}', -32600, 7),
+        (b'{"id":"s","method":"ping"}', -32600, "s"),
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":{},"method":"ping"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600, None),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, None),
+        (b"42", -32600, None),
+        (b'{"jsonrpc":"2.0","id":8,"method":"no/such"}', -32601, 8),
+        (b'{"jsonrpc":"2.0","id":9,"method":"tools/list","params":[]}',
+         -32602, 9),
+    ]
+    for line, code, rid in cases:
+        r = err_reply(m, line)
+        check(error_code(r) == code and r.get("id") == rid,
+              "%r -> %r (want %d, id %r)" % (line[:60], r, code, rid))
+        m.alive()
+    # Ids of the valid types are echoed exactly, big integers included.
+    for rid in ["", "x" * 200, 0, -1, 9007199254740993]:
+        r = m.reply(m.request("ping", rid=rid))
+        check(r.get("id") == rid and r.get("result") == {}, "id %r" % rid)
+    # A request without id is a notification: no reply at all.
+    m.send_raw(b'{"jsonrpc":"2.0","method":"tools/list"}\n')
+    r = m.call("ping")
+    check(not m.pending, "a notification was answered: %r" % m.pending)
+    # 10 MiB on one line: refused, discarded, and the server goes on.
+    big = b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + \
+        b"a" * (10 << 20) + b'"}}'
+    r = err_reply(m, big)
+    check(error_code(r) == -32600 and r.get("id") is None and
+          "longer than" in r["error"]["message"], "10 MiB line: %r" % r)
+    r = m.read(0.5)
+    check(r is None, "more than one reply to the long line: %r" % r)
+    m.alive()
+    check(m.close() == 0, "mcpd exit status")
+
+
+def s_lifecycle(binary, conf):
+    for asked, want in [("2025-11-25", "2025-11-25"),
+                        ("2025-06-18", "2025-06-18"),
+                        ("2025-03-26", "2025-03-26"),
+                        ("2024-11-05", "2024-11-05"),
+                        ("2026-07-28", "2025-11-25"),
+                        ("1999-01-01", "2025-11-25")]:
+        m = Mcpd(binary, conf)
+        r = m.call("ping")
+        check(r.get("result") == {}, "ping before initialize: %r" % r)
+        r = m.call("tools/list")
+        check(error_code(r) == -32600, "tools/list before init: %r" % r)
+        r = m.initialize(asked)
+        res = r["result"]
+        check(res["protocolVersion"] == want, "%s -> %r" % (asked, res))
+        check("tools" in res["capabilities"], "capabilities %r" % res)
+        check(res["serverInfo"]["name"] == "agent-sandbox-mcpd", "info")
+        check("resultType" not in res, "legacy result with resultType")
+        r = m.initialize(asked)
+        check(error_code(r) == -32600, "second initialize: %r" % r)
+        r = m.call("logging/setLevel", {"level": "debug"})
+        check(error_code(r) == -32601, "logging/setLevel: %r" % r)
+        check(m.close() == 0, "exit status on EOF")
+    m = Mcpd(binary, conf)
+    r = m.call("initialize", {"capabilities": {}})
+    check(error_code(r) == -32602, "initialize without version: %r" % r)
+    m.close()
+
+
+def s_modern(m):
+    """2026-07-28 requests: no handshake, _meta on each, resultType."""
+    r = m.call("server/discover", {"_meta": META})["result"]
+    check(r["supportedVersions"] == [MODERN] and r["resultType"] ==
+          "complete" and "tools" in r["capabilities"] and
+          r["serverInfo"]["name"] == "agent-sandbox-mcpd" and
+          "ttlMs" in r and "cacheScope" in r, "discover: %r" % r)
+    r = m.call("tools/list", {"_meta": META})["result"]
+    check(r["resultType"] == "complete" and len(r["tools"]) >= 9 and
+          "ttlMs" in r, "modern tools/list: %r" % r.keys())
+    r = m.call("tools/call", {"_meta": META, "name": "k8s_get_pod_status",
+                              "arguments": {"namespace": "web"}})["result"]
+    check(r["resultType"] == "complete" and not r["isError"] and
+          r["structuredContent"]["namespace"] == "web", "call: %r" % r)
+    bad = dict(META)
+    bad["io.modelcontextprotocol/protocolVersion"] = "2030-01-01"
+    r = m.call("tools/list", {"_meta": bad})
+    check(error_code(r) == -32022 and r["error"]["data"] ==
+          {"supported": [MODERN], "requested": "2030-01-01"}, "-32022 %r" % r)
+    r = m.call("server/discover", {"_meta": bad})
+    check(error_code(r) == -32022, "discover, bad version: %r" % r)
+    nocaps = {"io.modelcontextprotocol/protocolVersion": MODERN}
+    r = m.call("tools/list", {"_meta": nocaps})
+    check(error_code(r) == -32602, "no clientCapabilities: %r" % r)
+    r = m.call("ping", {"_meta": META})
+    check(error_code(r) == -32601, "modern ping: %r" % r)
+    r = m.call("server/discover")
+    check(error_code(r) == -32602, "discover without _meta: %r" % r)
+    r = m.call("tools/list")
+    check(error_code(r) == -32600, "legacy request, no handshake: %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+def s_calls(m):
+    m.initialize()
+    tools = {t["name"]: t for t in m.call("tools/list")["result"]["tools"]}
+    check(set(tools) >= {"k8s_get_pod_status", "terraform_plan",
+                         "terraform_apply", "run_shell"}, "tools %r" % tools)
+    for t in tools.values():
+        check(t["inputSchema"]["type"] == "object" and
+              "outputSchema" in t and "annotations" in t, "tool %r" % t)
+    check(tools["terraform_apply"]["annotations"]["destructiveHint"] is True,
+          "apply annotations")
+    r = m.call("tools/call", {"name": "k8s_get_pod_status",
+                              "arguments": {"namespace": "default"}})
+    res = r["result"]
+    check(res["isError"] is False and
+          res["structuredContent"]["pods"][0]["name"] == "web-1" and
+          res["content"][0]["type"] == "text", "pod status: %r" % res)
+    sent = forwarded()
+    check(len(sent) == 1 and sent[0]["call"]["tool"] == "k8s_get_pod_status"
+          and sent[0]["call"]["arguments"] == {"namespace": "default"} and
+          sent[0]["call"]["session_owner"].startswith("mcp-") and
+          sent[0]["call"]["progress"] is False, "forwarded %r" % sent)
+    bad = [("k8s_get_pod_status", {}, "required"),
+           ("k8s_get_pod_status", {"namespace": "default", "x": 1},
+            "unknown argument"),
+           ("k8s_get_pod_status", {"namespace": 3}, "type string"),
+           ("k8s_get_pod_status", {"namespace": "Kube_System"}, "DNS-1123"),
+           ("terraform_plan", {"working_dir": "/etc"}, "relative path"),
+           ("terraform_plan", {"working_dir": "envs/../../x"},
+            "relative path"),
+           ("terraform_apply", {"working_dir": "a", "approval_id": "x"},
+            "approval_id"),
+           ("write_file", {"path": "a", "content": "%%%"}, "base64"),
+           ("run_shell", "not an object", "object")]
+    for tool, args, why in bad:
+        r = m.call("tools/call", {"name": tool, "arguments": args})
+        check(r["result"]["isError"] is True and why in text_of(r),
+              "%s %r -> %r" % (tool, args, r))
+    check(len(forwarded()) == 1, "invalid calls reached runnerd")
+    r = m.call("tools/call", {"name": "no_such_tool", "arguments": {}})
+    check(error_code(r) == -32602, "unknown tool: %r" % r)
+    r = m.call("tools/call", {"arguments": {}})
+    check(error_code(r) == -32602, "no name: %r" % r)
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "fail"}})
+    check(r["result"]["isError"] is True and "exit 2" in text_of(r),
+          "tool failure: %r" % r)
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "garble"}})
+    check(r["result"]["isError"] is True and "malformed" in text_of(r),
+          "garbled result: %r" % r)
+    # Concurrency: a slow call does not hold up a quick one, ids match.
+    slow = m.request("tools/call", {"name": "run_shell",
+                                    "arguments": {"command": "sleep 1"}})
+    quick = m.request("tools/call", {"name": "run_shell",
+                                     "arguments": {"command": "echo"}})
+    first = m.read()
+    check(first.get("id") == quick, "quick call answered first: %r" % first)
+    r = m.reply(slow)
+    check(r["result"]["structuredContent"]["exit_code"] == 0, "slow %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+def s_cancel(m):
+    m.initialize()
+    rid = m.request("tools/call", {"name": "run_shell",
+                                   "arguments": {"command": "sleep 5"},
+                                   "_meta": {"progressToken": "tok-1"}})
+    progress = []
+    while len(progress) < 2:
+        n = m.read()
+        check(n is not None and n.get("method") == "notifications/progress",
+              "progress notification: %r" % n)
+        progress.append(n["params"])
+    check(all(p["progressToken"] == "tok-1" for p in progress) and
+          progress[1]["progress"] > progress[0]["progress"] and
+          progress[0]["total"] == 50, "progress %r" % progress)
+    m.notify("notifications/cancelled", {"requestId": rid,
+                                         "reason": "user stopped it"})
+    call = forwarded()[-1]
+    check(call["call"]["progress"] is True, "progress flag not forwarded")
+    check(wait_for(lambda: any(e["type"] == "cancel" and
+                               e["reqid"] == call["reqid"]
+                               for e in forwarded())),
+          "runnerd never saw MSG_TOOL_CANCEL")
+    m.alive()
+    deadline = time.time() + 1
+    while time.time() < deadline:
+        r = m.read(0.2)
+        check(r is None or r.get("method") == "notifications/progress",
+              "answer after cancellation: %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+def s_timeout(m):
+    """call_timeout: 1 in the configuration."""
+    m.initialize()
+    t0 = time.time()
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "sleep 4"}})
+    took = time.time() - t0
+    check(r["result"]["isError"] is True and "timed out" in text_of(r) and
+          took < 3, "timeout after %.1fs: %r" % (took, r))
+    check(wait_for(lambda: any(e["type"] == "cancel" for e in forwarded())),
+          "the timed-out call was not cancelled in runnerd")
+    m.alive()
+    m.close()
+
+
+def s_inflight(m):
+    """max_inflight: 2 in the configuration."""
+    m.initialize()
+    ids = [m.request("tools/call", {"name": "run_shell",
+                                    "arguments": {"command": "sleep 1"}})
+           for _ in range(3)]
+    r = m.reply(ids[2])
+    check(r["result"]["isError"] is True and "too many" in text_of(r),
+          "third call: %r" % r)
+    for rid in ids[:2]:
+        check(m.reply(rid)["result"]["isError"] is False, "first two")
+    check(len(forwarded()) == 2, "the refused call was forwarded")
+    m.close()
+
+
+def s_eof(m):
+    """stdin closes with a call in flight: mcpd cancels it and exits 0."""
+    m.initialize()
+    m.request("tools/call", {"name": "run_shell",
+                             "arguments": {"command": "sleep 5"}})
+    check(wait_for(lambda: len(forwarded()) == 1), "call not forwarded")
+    check(m.close() == 0, "exit status on EOF")
+    check(wait_for(lambda: any(e["type"] == "cancel" for e in forwarded())),
+          "the call outlived its client")
+
+
+def s_runner_gone(m):
+    """runnerd dies with a call in flight: an isError result, then exit."""
+    m.initialize()
+    rid = m.request("tools/call", {"name": "run_shell",
+                                   "arguments": {"command": "sleep 5"}})
+    check(wait_for(lambda: len(forwarded()) == 1), "call not forwarded")
+    with open("runnerd.pid") as f:
+        os.kill(int(f.read()), 9)
+    r = m.reply(rid)
+    check(r["result"]["isError"] is True and "runnerd" in text_of(r),
+          "in-flight call: %r" % r)
+    check(m.p.wait(5) == 1, "mcpd should exit 1 without runnerd")
+
+
+SCENARIOS = {
+    "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
+    "cancel": s_cancel, "timeout": s_timeout, "inflight": s_inflight,
+    "eof": s_eof, "runner_gone": s_runner_gone,
+}
+
+
+def main():
+    binary, conf, name = sys.argv[1:4]
+    try:
+        if name == "lifecycle":
+            s_lifecycle(binary, conf)
+        else:
+            SCENARIOS[name](Mcpd(binary, conf))
+    except (Fail, KeyError, TypeError) as e:
+        print("FAIL %s: %s: %s" % (name, type(e).__name__, e),
+              file=sys.stderr)
+        sys.exit(1)
+    print("ok %s" % name)
+
+
+if __name__ == "__main__":
+    main()
