@@ -1,42 +1,195 @@
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "approvalctl.h"
 #include "ctl.h"
+#include "daemon.h"
 #include "log.h"
+#include "sandbox.h"
+
+static const struct token {
+	const char	*word;
+	enum action	 action;
+	uint32_t	 msg;
+	int		 needs_id;
+} tokens[] = {
+	{ "ping",	A_PING,		MSG_PING,	0 },
+	{ "list",	A_LIST,		MSG_CTL_LIST,	0 },
+	{ "show",	A_SHOW,		MSG_CTL_SHOW,	1 },
+	{ "approve",	A_APPROVE,	MSG_CTL_APPROVE, 1 },
+	{ "deny",	A_DENY,		MSG_CTL_DENY,	1 },
+	{ "watch",	A_WATCH,	MSG_CTL_WATCH,	0 },
+	{ NULL }
+};
 
 static __attribute__((noreturn)) void
 usage(void)
 {
-	fprintf(stderr, "usage: approvalctl [-f file] ping\n");
+	fprintf(stderr, "usage: approvalctl [-j] [-f file] command\n"
+	    "commands: ping | list [--all] | show ID | approve ID |\n"
+	    "          deny ID [--reason text] | watch\n");
 	exit(1);
+}
+
+static const struct token *
+parse(int argc, char **argv, struct parse_result *res)
+{
+	const struct token *t;
+	int i = 1;
+
+	memset(res, 0, sizeof(*res));
+	if (argc < 1)
+		usage();
+	for (t = tokens; t->word != NULL; t++)
+		if (strcmp(t->word, argv[0]) == 0)
+			break;
+	if (t->word == NULL)
+		usage();
+	res->action = t->action;
+	if (t->needs_id) {
+		if (argc < 2)
+			usage();
+		res->id = argv[i++];
+	}
+	for (; i < argc; i++) {
+		if (t->action == A_LIST && strcmp(argv[i], "--all") == 0)
+			res->all = 1;
+		else if (t->action == A_DENY && strcmp(argv[i], "--reason") ==
+		    0 && i + 1 < argc)
+			res->reason = argv[++i];
+		else
+			usage();
+	}
+	return t;
+}
+
+static char *
+request_payload(const struct parse_result *res)
+{
+	json_t *j;
+	char *s;
+
+	switch (res->action) {
+	case A_LIST:
+		j = json_pack("{s:b}", "all", res->all);
+		break;
+	case A_SHOW:
+	case A_APPROVE:
+	case A_DENY:
+		j = json_pack("{s:s, s:s?}", "approval_id", res->id, "reason",
+		    res->reason);
+		break;
+	default:
+		return NULL;
+	}
+	if (j == NULL || (s = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("out of memory");
+	json_decref(j);
+	return s;
+}
+
+static json_t *
+entry_of(const struct msg *m)
+{
+	json_t *e;
+
+	if (m->hdr.type != MSG_CTL_ENTRY ||
+	    (e = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+		fatalx("unexpected %s reply", msg_type_name(m->hdr.type));
+	return e;
+}
+
+/* Entries until CTL_END; 1 when the daemon refused. */
+static int
+collect(struct channel *ch, struct msg *m, json_t *entries)
+{
+	for (;;) {
+		if (m->hdr.type == MSG_CTL_END)
+			return 0;
+		json_array_append_new(entries, entry_of(m));
+		if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1)
+			fatal("reply");
+		if (ctl_error(m))
+			return 1;
+	}
+}
+
+static int
+watch(struct channel *ch, const struct output *out)
+{
+	struct msg m;
+	json_t *e;
+
+	if (channel_send_sync(ch, MSG_CTL_WATCH, 0, -1, NULL, 0,
+	    CTL_TIMEOUT_MS) == -1)
+		fatal("watch");
+	for (;;) {
+		if (channel_recv_sync(ch, &m, -1) == -1)
+			fatal("watch");
+		if (ctl_error(&m))
+			return 1;
+		e = entry_of(&m);
+		out->event(e);
+		json_decref(e);
+	}
 }
 
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sandbox_paths none = { .rw = { NULL }, .ro = { NULL } };
+	const struct output *out = &output_text;
+	const char *conffile = CONF_DEFAULT;
+	const struct token *t;
+	struct parse_result res;
 	struct as_config conf;
 	struct channel ch;
-	const char *conffile = CONF_DEFAULT;
-	int c;
+	struct msg m;
+	json_t *entries;
+	char *payload;
+	int c, r;
 
 	log_procinit("approvalctl");
 	log_init(1, LOG_USER);
-	while ((c = getopt(argc, argv, "f:")) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:j", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			conffile = optarg;
+			break;
+		case 'j':
+			out = &output_json;
 			break;
 		default:
 			usage();
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1 || strcmp(argv[0], "ping") != 0)
-		usage();
+	t = parse(argc - optind, argv + optind, &res);
 	ctl_open(&ch, conffile, "control.sock", &conf);
-	return ctl_ping(&ch);
+	/* jansson reads its hash seed from /dev/urandom on first use. */
+	json_object_seed(0);
+	sandbox_enter(ROLE_CTL, &none, daemon_trap(&conf));
+	if (res.action == A_PING)
+		return ctl_ping(&ch);
+	if (res.action == A_WATCH)
+		return watch(&ch, out);
+	payload = request_payload(&res);
+	r = ctl_request(&ch, t->msg, payload, strlen(payload), &m);
+	free(payload);
+	if (r == -1)
+		return 1;
+	if ((entries = json_array()) == NULL)
+		fatalx("out of memory");
+	if (collect(&ch, &m, entries) == 1)
+		return 1;
+	out->result(res.action, entries);
+	json_decref(entries);
+	return 0;
 }

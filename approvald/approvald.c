@@ -1,9 +1,18 @@
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+
 #include "approvald.h"
+#include "audit.h"
 #include "daemon.h"
+#include "event.h"
 #include "log.h"
 #include "sandbox.h"
 
+#define SWEEP_MS	1000	/* how late an expiry may be recorded */
+
 struct as_config	 approvald_conf;
+struct policy		*approvald_policy;
 
 /* runnerd asks for decisions here; nothing on this socket approves. */
 static struct listener	 approval_listener = {
@@ -19,22 +28,44 @@ static struct listener	 control_listener = {
 	.mode = 0666,
 	.maxconns = 32,
 	.dispatch = approvald_dispatch_control,
+	.closed = control_closed,
 };
 
-int
-approvald_dispatch_runnerd(struct conn *c, struct msg *m)
+/* SIGHUP: a policy that does not load leaves the old one in force. */
+static void
+policy_reload(void)
 {
-	(void)c;
-	log_warnx("approval.sock: unexpected %s", msg_type_name(m->hdr.type));
-	return -1;
+	struct policy *p;
+	char err[1024];
+
+	if ((p = policy_load(approvald_conf.approvald.policy, err,
+	    sizeof(err))) == NULL) {
+		log_warnx("%s; keeping the policy in force", err);
+		return;
+	}
+	policy_free(approvald_policy);
+	approvald_policy = p;
+	log_info("policy %s loaded: %zu tools", p->file, p->ntools);
 }
 
-int
-approvald_dispatch_control(struct conn *c, struct msg *m)
+static void
+expiry_sweep(void *arg)
 {
-	conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: denied",
-	    msg_type_name(m->hdr.type));
-	return 0;
+	int n;
+
+	(void)arg;
+	if ((n = db_expire()) > 0)
+		log_info("%d approvals expired", n);
+	if (ev_timer(SWEEP_MS, expiry_sweep, NULL) == 0)
+		fatal("expiry timer");
+}
+
+/* The directory holding path: the database makes its WAL files there. */
+static const char *
+dir_of(const char *path, char *buf)
+{
+	strlcpy(buf, path, PATH_MAX);
+	return dirname(buf);
 }
 
 int
@@ -42,16 +73,39 @@ main(int argc, char *argv[])
 {
 	struct daemon_opts opts;
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char err[1024], dbdir[PATH_MAX], policydir[PATH_MAX];
+	const struct approvald_conf *ac = &approvald_conf.approvald;
 
 	daemon_start(argc, argv, "approvald", &opts, &approvald_conf);
+	if ((approvald_policy = policy_load(ac->policy, err,
+	    sizeof(err))) == NULL)
+		fatalx("%s", err);
+	if (audit_init(&approvald_conf, "approvald") == -1)
+		fatal("audit.sock");
 	if (server_listen(&approvald_conf, &approval_listener) == -1)
 		fatal("%s", approval_listener.name);
 	if (server_listen(&approvald_conf, &control_listener) == -1)
 		fatal("%s", control_listener.name);
-	daemon_signals(NULL);
+	daemon_signals(policy_reload);
 	paths.rw[0] = approvald_conf.runtime_dir;
-	priv_drop(approvald_conf.approvald.user);
+	paths.rw[1] = dir_of(ac->database, dbdir);
+	paths.ro[0] = dir_of(ac->policy, policydir);
+	/* Working directories are resolved under the root at start-up. */
+	paths.ro[1] = approvald_policy->terraform_root[0] != '\0' ?
+	    approvald_policy->terraform_root : NULL;
+	/* Operator names for the audit record. */
+	paths.ro[2] = "/etc/passwd";
+	paths.ro[3] = "/etc/nsswitch.conf";
+	priv_drop(ac->user);
+	if (db_open(ac->database) == -1)
+		fatalx("cannot open %s", ac->database);
+	db_set_notify(control_notify);
+	/* jansson reads its hash seed from /dev/urandom on first use. */
+	json_object_seed(0);
 	sandbox_enter(ROLE_APPROVALD, &paths, daemon_trap(&approvald_conf));
+	expiry_sweep(NULL);
 	daemon_run();
+	db_close();
+	policy_free(approvald_policy);
 	return 0;
 }

@@ -2,12 +2,116 @@
 #ifndef APPROVALD_H
 #define APPROVALD_H
 
+#include <sys/types.h>
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "cjson.h"
 #include "config.h"
 #include "server.h"
 
-extern struct as_config	 approvald_conf;
+#define APPROVAL_ID_LEN	37	/* "apr-" + 32 hex digits + NUL */
+#define TTL_DEFAULT	(30 * 60)
 
-int	approvald_dispatch_runnerd(struct conn *, struct msg *);
-int	approvald_dispatch_control(struct conn *, struct msg *);
+enum tier { TIER_DENY, TIER_LOW, TIER_HIGH };
+
+struct strlist {
+	char		**v;
+	size_t		  n;
+};
+
+struct policy_tool {
+	char		 name[64];
+	enum tier	 tier;
+	struct strlist	 namespaces;	/* empty: namespace not constrained */
+	struct strlist	 working_dirs;	/* relative to terraform_root */
+	struct strlist	 egress;	/* host:port */
+};
+
+struct policy {
+	char			 file[PATH_MAX];
+	long			 approval_ttl;		/* seconds */
+	char			 terraform_root[PATH_MAX];
+	int			 delete_actions;	/* delete/replace destroys */
+	struct strlist		 patterns;		/* text signals */
+	struct policy_tool	*tools;
+	size_t			 ntools;
+};
+
+/* policy.c */
+struct policy	*policy_load(const char *, char *, size_t);
+void		 policy_free(struct policy *);
+const struct policy_tool *policy_tool(const struct policy *, const char *);
+const char	*tier_name(enum tier);
+const char	*check_dns_label(const char *);
+const char	*check_relpath(const char *);
+
+/* decide.c: what the policy says about one call. */
+enum verdict { VERDICT_DENY, VERDICT_ALLOW, VERDICT_APPROVAL };
+
+struct decision {
+	enum verdict	 verdict;
+	enum tier	 tier;
+	char		 reason[256];
+	char		 path[PATH_MAX];	/* resolved working_dir, if any */
+};
+
+int	 decide(const struct policy *, const char *, const json_t *,
+	    struct decision *);
+json_t	*decision_json(const struct policy *, const char *,
+	    const struct decision *);
+int	 params_digest(const char *, const json_t *,
+	    char [SHA256_HEX_LEN + 1], char **);
+json_t	*mark_destructive(const struct policy *, const json_t *,
+	    const char *);
+
+/* db.c: the approvals, in SQLite; every change is audited or undone. */
+enum spend_result { SPEND_OK, SPEND_REFUSED, SPEND_ERROR };
+
+struct approval_req {
+	const char	*tool;
+	const char	*arguments;	/* canonical JSON */
+	const char	*params_digest;
+	const char	*plan_digest;	/* NULL when no plan is bound */
+	const char	*summary;	/* JSON */
+	const char	*plan_text;
+	uint64_t	 reqid;
+	long		 ttl;
+};
+
+struct operator {
+	uid_t		 uid;
+	char		 user[64];
+};
+
+int	 db_open(const char *);
+void	 db_close(void);
+int	 db_create(const struct approval_req *, char [APPROVAL_ID_LEN],
+	    time_t *);
+enum spend_result db_spend(const char *, const char *, const char *,
+	    uint64_t, char *, size_t);
+int	 db_decide(const char *, int, const struct operator *, const char *,
+	    char *, size_t);
+int	 db_expire(void);
+json_t	*db_get(const char *, int);
+json_t	*db_list(int);
+void	 db_set_notify(void (*)(const char *));
+void	 format_time(time_t, char *, size_t);
+
+/* control.c */
+int	 approvald_dispatch_control(struct conn *, struct msg *);
+void	 control_closed(struct conn *);
+void	 control_notify(const char *);
+
+/* runner.c */
+int	 approvald_dispatch_runnerd(struct conn *, struct msg *);
+int	 reply_json(struct conn *, uint32_t, uint64_t, json_t *);
+json_t	*parse_object(struct conn *, const struct msg *);
+
+/* approvald.c */
+extern struct as_config	 approvald_conf;
+extern struct policy	*approvald_policy;
 
 #endif

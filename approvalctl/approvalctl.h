@@ -1,0 +1,27 @@
+/* approvalctl: the operator's side of the approval gate. */
+#ifndef APPROVALCTL_H
+#define APPROVALCTL_H
+
+#include <jansson.h>
+
+enum action { A_PING, A_LIST, A_SHOW, A_APPROVE, A_DENY, A_WATCH };
+
+struct parse_result {
+	enum action	 action;
+	int		 all;		/* list --all */
+	const char	*id;		/* show, approve, deny */
+	const char	*reason;	/* deny --reason */
+};
+
+/* How replies are printed: for a person, or as JSON for scripts. */
+struct output {
+	/* The entries of a finished reply to action. */
+	void	(*result)(enum action, const json_t *);
+	/* One change, as watch receives it. */
+	void	(*event)(const json_t *);
+};
+
+extern const struct output	output_text;
+extern const struct output	output_json;
+
+#endif

@@ -1,0 +1,174 @@
+/* approvalctl's two ways of printing: for a terminal, and JSON. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "approvalctl.h"
+
+static const char *
+str(const json_t *e, const char *key)
+{
+	const char *s = json_string_value(json_object_get(e, key));
+
+	return s != NULL ? s : "-";
+}
+
+static void
+print_compact(const json_t *j)
+{
+	char *s;
+
+	if ((s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
+	    JSON_ENCODE_ANY)) == NULL)
+		return;
+	fputs(s, stdout);
+	free(s);
+}
+
+static void
+text_row(const json_t *e)
+{
+	printf("%-36s  %-8s  %-18s  %-20s  ", str(e, "approval_id"),
+	    str(e, "state"), str(e, "tool"), str(e, "expires_at"));
+	print_compact(json_object_get(e, "arguments"));
+	if (json_is_true(json_object_get(e, "destructive")))
+		fputs("  DESTRUCTIVE", stdout);
+	putchar('\n');
+}
+
+static void
+text_decided(const json_t *e)
+{
+	const json_t *by = json_object_get(e, "decided_by");
+
+	if (!json_is_object(by))
+		return;
+	printf("decided:      %s by %s (uid %lld) at %s\n", str(e, "state"),
+	    str(by, "user"), (long long)json_integer_value(json_object_get(by,
+	    "uid")), str(e, "decided_at"));
+	if (json_is_string(json_object_get(e, "reason")))
+		printf("reason:       %s\n", str(e, "reason"));
+	if (json_is_string(json_object_get(e, "spent_at")))
+		printf("spent:        at %s by %s\n", str(e, "spent_at"),
+		    str(e, "spent_by_request"));
+}
+
+static void
+text_actions(const json_t *actions)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(actions, i, a)
+		printf("%s%s", i ? "+" : "", json_string_value(a) ?
+		    json_string_value(a) : "?");
+}
+
+/* Each resource with its actions; "!!" marks what would be destroyed. */
+static void
+text_summary(const json_t *s)
+{
+	static const char *const counts[] = {
+		"create", "update", "delete", "replace", NULL
+	};
+	const json_t *r, *sig;
+	size_t i;
+	int n = 0;
+
+	if (!json_is_object(s))
+		return;
+	printf("plan:        ");
+	for (i = 0; counts[i] != NULL; i++)
+		if (json_is_integer(json_object_get(s, counts[i])))
+			printf("%s%lld to %s", n++ ? ", " : " ",
+			    (long long)json_integer_value(json_object_get(s,
+			    counts[i])), counts[i]);
+	printf("%s\n", json_is_true(json_object_get(s, "destructive")) ?
+	    "  (DESTRUCTIVE)" : "");
+	json_array_foreach(json_object_get(s, "resources"), i, r) {
+		printf("  %s ", json_is_true(json_object_get(r,
+		    "destructive")) ? "!!" : "  ");
+		text_actions(json_object_get(r, "actions"));
+		printf("  %s%s\n", str(r, "address"),
+		    json_is_true(json_object_get(r, "destructive")) ?
+		    "  (destructive)" : "");
+	}
+	json_array_foreach(json_object_get(s, "destructive_signals"), i, sig)
+		printf("signal:       plan text contains \"%s\"\n",
+		    json_string_value(sig));
+}
+
+static void
+text_show(const json_t *e)
+{
+	const char *text = json_string_value(json_object_get(e, "plan_text"));
+
+	printf("approval:     %s\nstate:        %s\ntool:         %s\n"
+	    "parameters:   ", str(e, "approval_id"), str(e, "state"),
+	    str(e, "tool"));
+	print_compact(json_object_get(e, "arguments"));
+	printf("\nrequest:      %s\ncreated:      %s\nexpires:      %s\n",
+	    str(e, "request_id"), str(e, "created_at"), str(e, "expires_at"));
+	text_decided(e);
+	printf("plan digest:  %s\n", str(e, "plan_digest"));
+	text_summary(json_object_get(e, "summary"));
+	if (text != NULL && *text != '\0')
+		printf("\n%s%s", text, text[strlen(text) - 1] == '\n' ? "" :
+		    "\n");
+}
+
+static void
+text_result(enum action a, const json_t *entries)
+{
+	const json_t *e;
+	size_t i;
+
+	switch (a) {
+	case A_LIST:
+		if (json_array_size(entries) == 0) {
+			printf("no approvals\n");
+			break;
+		}
+		printf("%-36s  %-8s  %-18s  %-20s  %s\n", "ID", "STATE", "TOOL",
+		    "EXPIRES", "PARAMETERS");
+		json_array_foreach(entries, i, e)
+			text_row(e);
+		break;
+	case A_SHOW:
+		json_array_foreach(entries, i, e)
+			text_show(e);
+		break;
+	default:
+		json_array_foreach(entries, i, e)
+			printf("%s %s\n", str(e, "approval_id"),
+			    str(e, "state"));
+		break;
+	}
+}
+
+static void
+text_event(const json_t *e)
+{
+	text_row(e);
+	fflush(stdout);
+}
+
+/* list: an array; show, approve, deny: the one record. */
+static void
+json_result(enum action a, const json_t *entries)
+{
+	print_compact(a == A_LIST ? entries : json_array_get(entries, 0));
+	putchar('\n');
+}
+
+/* One record per line, as it happens. */
+static void
+json_event(const json_t *e)
+{
+	print_compact(e);
+	putchar('\n');
+	fflush(stdout);
+}
+
+const struct output output_text = { text_result, text_event };
+const struct output output_json = { json_result, json_event };

@@ -1,0 +1,561 @@
+/*
+ * The approvals database.  Every state change runs in one BEGIN
+ * IMMEDIATE transaction whose UPDATE names the state it leaves, is
+ * recorded by auditd before COMMIT, and is rolled back when auditd
+ * cannot record it.  WAL with synchronous=FULL: a commit is on disk
+ * before the caller hears of it, so kill -9 cannot undo a spend.
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "approvald.h"
+#include "audit.h"
+#include "log.h"
+
+#define EXPIRE_BATCH	32	/* per sweep; the next sweep takes the rest */
+
+static sqlite3	*db;
+static void	(*notify)(const char *);
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS approvals ("
+	" id TEXT PRIMARY KEY,"
+	" state TEXT NOT NULL CHECK (state IN ('pending','approved',"
+	"  'denied','expired','spent')),"
+	" tool TEXT NOT NULL,"
+	" arguments TEXT NOT NULL,"
+	" params_digest TEXT NOT NULL,"
+	" plan_digest TEXT,"
+	" request_id TEXT NOT NULL,"
+	" summary TEXT NOT NULL,"
+	" plan_text TEXT NOT NULL,"
+	" destructive INTEGER NOT NULL,"
+	" created_at INTEGER NOT NULL,"
+	" expires_at INTEGER NOT NULL,"
+	" decided_at INTEGER, decided_uid INTEGER, decided_user TEXT,"
+	" reason TEXT,"
+	" spent_at INTEGER, spent_request TEXT);"
+	"CREATE INDEX IF NOT EXISTS approvals_live ON approvals"
+	" (state, expires_at);";
+
+#define COLUMNS	"id, state, tool, arguments, params_digest, plan_digest," \
+	" request_id, summary, plan_text, destructive, created_at," \
+	" expires_at, decided_at, decided_uid, decided_user, reason," \
+	" spent_at, spent_request"
+
+enum col {
+	C_ID, C_STATE, C_TOOL, C_ARGS, C_PARAMS, C_PLAN, C_REQID, C_SUMMARY,
+	C_PLANTEXT, C_DESTRUCTIVE, C_CREATED, C_EXPIRES, C_DECIDED_AT,
+	C_DECIDED_UID, C_DECIDED_USER, C_REASON, C_SPENT_AT, C_SPENT_REQ
+};
+
+static int
+exec(const char *sql)
+{
+	char *err = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		log_warnx("sqlite: %s: %s", sql, err ? err : "?");
+		sqlite3_free(err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+db_open(const char *path)
+{
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		log_warnx("%s: %s", path, db ? sqlite3_errmsg(db) : "?");
+		return -1;
+	}
+	/* temp_store: no temporary files outside the Landlock rules. */
+	if (exec("PRAGMA journal_mode=WAL") == -1 ||
+	    exec("PRAGMA synchronous=FULL") == -1 ||
+	    exec("PRAGMA temp_store=MEMORY") == -1 ||
+	    exec(schema) == -1)
+		return -1;
+	return 0;
+}
+
+void
+db_close(void)
+{
+	sqlite3_close(db);
+	db = NULL;
+}
+
+void
+db_set_notify(void (*cb)(const char *))
+{
+	notify = cb;
+}
+
+void
+format_time(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static sqlite3_stmt *
+prepare(const char *sql)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		log_warnx("sqlite: %s: %s", sql, sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+static void
+bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+}
+
+/* Runs a statement that returns no rows; the number of rows changed. */
+static int
+step_done(sqlite3_stmt *st)
+{
+	int r;
+
+	r = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (r != SQLITE_DONE) {
+		log_warnx("sqlite: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return sqlite3_changes(db);
+}
+
+/*
+ * Ends the transaction of one state change: auditd records it, then it
+ * commits; if auditd cannot, it is undone (fail closed).
+ */
+static int
+commit_audited(const char *id, const char *event, uint64_t reqid,
+    json_t *fields)
+{
+	if (audit_emit(event, reqid, fields) == -1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	if (exec("COMMIT") == -1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	if (notify != NULL)
+		notify(id);
+	return 0;
+}
+
+static void
+new_id(char id[APPROVAL_ID_LEN])
+{
+	unsigned char r[16];
+	size_t i;
+
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		fatal("getrandom");
+	memcpy(id, "apr-", 4);
+	for (i = 0; i < sizeof(r); i++)
+		snprintf(id + 4 + i * 2, 3, "%02x", r[i]);
+}
+
+/* A pending approval; its id and expiry, or -1 (database or audit). */
+int
+db_create(const struct approval_req *rq, char id[APPROVAL_ID_LEN],
+    time_t *expires)
+{
+	char rid[REQID_STR_LEN], exp[32];
+	sqlite3_stmt *st;
+	time_t now = time(NULL);
+	json_t *summary;
+	int destructive;
+
+	new_id(id);
+	reqid_format(rq->reqid, rid);
+	*expires = now + rq->ttl;
+	summary = json_loads(rq->summary, 0, NULL);
+	destructive = json_is_true(json_object_get(summary, "destructive"));
+	json_decref(summary);
+	if (exec("BEGIN IMMEDIATE") == -1)
+		return -1;
+	if ((st = prepare("INSERT INTO approvals (id, state, tool, arguments,"
+	    " params_digest, plan_digest, request_id, summary, plan_text,"
+	    " destructive, created_at, expires_at) VALUES"
+	    " (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) == NULL) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	bind_text(st, 1, id);
+	bind_text(st, 2, rq->tool);
+	bind_text(st, 3, rq->arguments);
+	bind_text(st, 4, rq->params_digest);
+	bind_text(st, 5, rq->plan_digest);
+	bind_text(st, 6, rid);
+	bind_text(st, 7, rq->summary);
+	bind_text(st, 8, rq->plan_text);
+	sqlite3_bind_int(st, 9, destructive);
+	sqlite3_bind_int64(st, 10, now);
+	sqlite3_bind_int64(st, 11, *expires);
+	if (step_done(st) != 1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	format_time(*expires, exp, sizeof(exp));
+	return commit_audited(id, "approval.requested", rq->reqid,
+	    json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s}", "approval_id", id,
+	    "tool", rq->tool, "params_digest", rq->params_digest,
+	    "plan_digest", rq->plan_digest, "destructive", destructive,
+	    "expires_at", exp));
+}
+
+struct row {
+	char		 state[16];
+	char		 params[SHA256_HEX_LEN + 1];
+	char		 plan[SHA256_HEX_LEN + 1];
+	char		 reqid[REQID_STR_LEN];
+	time_t		 expires;
+};
+
+static const char *
+col_text(sqlite3_stmt *st, int i)
+{
+	const char *s = (const char *)sqlite3_column_text(st, i);
+
+	return s != NULL ? s : "";
+}
+
+/* 1 and the row, 0 when there is none, -1 on error. */
+static int
+row_get(const char *id, struct row *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((st = prepare("SELECT state, params_digest, plan_digest,"
+	    " request_id, expires_at FROM approvals WHERE id = ?")) == NULL)
+		return -1;
+	bind_text(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		strlcpy(r->state, col_text(st, 0), sizeof(r->state));
+		strlcpy(r->params, col_text(st, 1), sizeof(r->params));
+		strlcpy(r->plan, col_text(st, 2), sizeof(r->plan));
+		strlcpy(r->reqid, col_text(st, 3), sizeof(r->reqid));
+		r->expires = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int
+live(const struct row *r, time_t now)
+{
+	return strcmp(r->state, "pending") == 0 ||
+	    strcmp(r->state, "approved") == 0 ? r->expires > now : 0;
+}
+
+/* Why an approval cannot be spent (or decided) now, for the refusal. */
+static void
+why_not(const char *id, const struct row *r, int found, time_t now,
+    const char *params, const char *plan, char *why, size_t len)
+{
+	const char *s = NULL;
+
+	if (!found)
+		s = "is unknown";
+	else if (strcmp(r->state, "spent") == 0)
+		s = "is already spent";
+	else if (strcmp(r->state, "denied") == 0)
+		s = "was denied";
+	else if (strcmp(r->state, "expired") == 0 || !live(r, now))
+		s = "has expired";
+	else if (strcmp(r->state, "pending") == 0)
+		s = "is pending, not approved";
+	else if (params != NULL && strcmp(r->params, params) != 0)
+		s = "is bound to other parameters";
+	else if (params != NULL && strcmp(r->plan, plan ? plan : "") != 0)
+		s = "is bound to another plan";
+	else
+		s = "is not pending";
+	snprintf(why, len, "approval %.40s %s", id, s);
+}
+
+/*
+ * Spends an approved approval presented with exactly the parameters and
+ * plan it was granted for.  The UPDATE's WHERE is the whole check, so of
+ * any number of concurrent spends one changes the row.
+ */
+enum spend_result
+db_spend(const char *id, const char *params, const char *plan,
+    uint64_t reqid, char *why, size_t whylen)
+{
+	char rid[REQID_STR_LEN];
+	sqlite3_stmt *st;
+	struct row r;
+	time_t now = time(NULL);
+	int n, found;
+
+	reqid_format(reqid, rid);
+	if (exec("BEGIN IMMEDIATE") == -1)
+		return SPEND_ERROR;
+	if ((st = prepare("UPDATE approvals SET state = 'spent',"
+	    " spent_at = ?, spent_request = ? WHERE id = ? AND"
+	    " state = 'approved' AND expires_at > ? AND params_digest = ?"
+	    " AND plan_digest IS ?")) == NULL) {
+		exec("ROLLBACK");
+		return SPEND_ERROR;
+	}
+	sqlite3_bind_int64(st, 1, now);
+	bind_text(st, 2, rid);
+	bind_text(st, 3, id);
+	sqlite3_bind_int64(st, 4, now);
+	bind_text(st, 5, params);
+	bind_text(st, 6, plan);
+	if ((n = step_done(st)) == -1) {
+		exec("ROLLBACK");
+		return SPEND_ERROR;
+	}
+	if (n == 1)
+		return commit_audited(id, "approval.spent", reqid,
+		    json_pack("{s:s, s:s, s:s?}", "approval_id", id,
+		    "params_digest", params, "plan_digest", plan)) == 0 ?
+		    SPEND_OK : SPEND_ERROR;
+	found = row_get(id, &r);
+	exec("ROLLBACK");
+	if (found == -1)
+		return SPEND_ERROR;
+	why_not(id, &r, found, now, params, plan, why, whylen);
+	return SPEND_REFUSED;
+}
+
+/* An operator approves or denies a pending approval: 0, 1 refused, -1. */
+int
+db_decide(const char *id, int approve, const struct operator *op,
+    const char *reason, char *why, size_t whylen)
+{
+	char at[32];
+	sqlite3_stmt *st;
+	struct row r;
+	time_t now = time(NULL);
+	uint64_t reqid = 0;
+	int n, found;
+
+	if (exec("BEGIN IMMEDIATE") == -1)
+		return -1;
+	if ((found = row_get(id, &r)) == -1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	if (!found || strcmp(r.state, "pending") != 0 || !live(&r, now)) {
+		exec("ROLLBACK");
+		why_not(id, &r, found, now, NULL, NULL, why, whylen);
+		return 1;
+	}
+	if ((st = prepare("UPDATE approvals SET state = ?, decided_at = ?,"
+	    " decided_uid = ?, decided_user = ?, reason = ? WHERE id = ?"
+	    " AND state = 'pending' AND expires_at > ?")) == NULL) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	bind_text(st, 1, approve ? "approved" : "denied");
+	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_int64(st, 3, op->uid);
+	bind_text(st, 4, op->user);
+	bind_text(st, 5, reason);
+	bind_text(st, 6, id);
+	sqlite3_bind_int64(st, 7, now);
+	if ((n = step_done(st)) != 1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	format_time(now, at, sizeof(at));
+	(void)reqid_parse(r.reqid, &reqid);
+	return commit_audited(id, approve ? "approval.granted" :
+	    "approval.denied", reqid, json_pack("{s:s, s:{s:I, s:s}, s:s,"
+	    " s:s?}", "approval_id", id, "operator", "uid", (json_int_t)op->uid,
+	    "user", op->user, "at", at, "reason", reason));
+}
+
+/*
+ * Moves pending and approved records past their TTL to expired, each
+ * audited.  Spends check the time themselves, so a sweep that cannot
+ * record (auditd down) leaves nothing spendable.  The number expired,
+ * or -1.
+ */
+int
+db_expire(void)
+{
+	struct {
+		char	 id[APPROVAL_ID_LEN];
+		char	 reqid[REQID_STR_LEN];
+		char	 was[16];
+	} due[EXPIRE_BATCH];
+	sqlite3_stmt *st;
+	time_t now = time(NULL);
+	uint64_t reqid;
+	size_t i, n = 0;
+
+	if ((st = prepare("SELECT id, request_id, state FROM approvals"
+	    " WHERE state IN ('pending', 'approved') AND expires_at <= ?"
+	    " LIMIT ?")) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int(st, 2, EXPIRE_BATCH);
+	while (n < EXPIRE_BATCH && sqlite3_step(st) == SQLITE_ROW) {
+		strlcpy(due[n].id, col_text(st, 0), sizeof(due[n].id));
+		strlcpy(due[n].reqid, col_text(st, 1), sizeof(due[n].reqid));
+		strlcpy(due[n].was, col_text(st, 2), sizeof(due[n].was));
+		n++;
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < n; i++) {
+		reqid = 0;
+		(void)reqid_parse(due[i].reqid, &reqid);
+		if (exec("BEGIN IMMEDIATE") == -1)
+			return -1;
+		if ((st = prepare("UPDATE approvals SET state = 'expired'"
+		    " WHERE id = ? AND state IN ('pending', 'approved')")) ==
+		    NULL) {
+			exec("ROLLBACK");
+			return -1;
+		}
+		bind_text(st, 1, due[i].id);
+		if (step_done(st) != 1) {
+			exec("ROLLBACK");
+			return -1;
+		}
+		if (commit_audited(due[i].id, "approval.expired", reqid,
+		    json_pack("{s:s, s:s}", "approval_id", due[i].id, "was",
+		    due[i].was)) == -1)
+			return -1;
+	}
+	return (int)n;
+}
+
+static json_t *
+json_col(sqlite3_stmt *st, int i)
+{
+	json_t *j;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	if ((j = json_loads(col_text(st, i), JSON_DECODE_ANY, NULL)) == NULL)
+		return json_null();
+	return j;
+}
+
+static json_t *
+str_col(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	return json_string(col_text(st, i));
+}
+
+static json_t *
+time_col(sqlite3_stmt *st, int i)
+{
+	char buf[32];
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return json_null();
+	format_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+	return json_string(buf);
+}
+
+/* One record as approvalctl shows it; full adds the plan. */
+static json_t *
+row_json(sqlite3_stmt *st, int full)
+{
+	const char *state = col_text(st, C_STATE);
+	json_t *j, *by = json_null();
+
+	/* A record past its TTL is expired, whether or not swept yet. */
+	if ((strcmp(state, "pending") == 0 || strcmp(state, "approved") ==
+	    0) && sqlite3_column_int64(st, C_EXPIRES) <= time(NULL))
+		state = "expired";
+	if (sqlite3_column_type(st, C_DECIDED_UID) != SQLITE_NULL)
+		by = json_pack("{s:I, s:o}", "uid",
+		    (json_int_t)sqlite3_column_int64(st, C_DECIDED_UID),
+		    "user", str_col(st, C_DECIDED_USER));
+	j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:b, s:o, s:o,"
+	    " s:o, s:o, s:o, s:o, s:o}",
+	    "approval_id", col_text(st, C_ID), "state", state,
+	    "tool", col_text(st, C_TOOL), "arguments", json_col(st, C_ARGS),
+	    "request_id", col_text(st, C_REQID),
+	    "params_digest", col_text(st, C_PARAMS),
+	    "plan_digest", str_col(st, C_PLAN),
+	    "destructive", sqlite3_column_int(st, C_DESTRUCTIVE),
+	    "created_at", time_col(st, C_CREATED),
+	    "expires_at", time_col(st, C_EXPIRES),
+	    "decided_at", time_col(st, C_DECIDED_AT),
+	    "decided_by", by, "reason", str_col(st, C_REASON),
+	    "spent_at", time_col(st, C_SPENT_AT),
+	    "spent_by_request", str_col(st, C_SPENT_REQ));
+	if (j != NULL && full) {
+		json_object_set_new(j, "summary", json_col(st, C_SUMMARY));
+		json_object_set_new(j, "plan_text", str_col(st, C_PLANTEXT));
+	}
+	return j;
+}
+
+/* One record, or NULL when there is none. */
+json_t *
+db_get(const char *id, int full)
+{
+	sqlite3_stmt *st;
+	json_t *j = NULL;
+
+	if ((st = prepare("SELECT " COLUMNS " FROM approvals WHERE id = ?"))
+	    == NULL)
+		return NULL;
+	bind_text(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		j = row_json(st, full);
+	sqlite3_finalize(st);
+	return j;
+}
+
+/* Records still waiting for an operator or a spend; all with all. */
+json_t *
+db_list(int all)
+{
+	sqlite3_stmt *st;
+	json_t *a;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	st = prepare(all ? "SELECT " COLUMNS " FROM approvals ORDER BY"
+	    " created_at, id" : "SELECT " COLUMNS " FROM approvals WHERE"
+	    " state IN ('pending', 'approved') AND expires_at > ?"
+	    " ORDER BY created_at, id");
+	if (st == NULL) {
+		json_decref(a);
+		return NULL;
+	}
+	if (!all)
+		sqlite3_bind_int64(st, 1, time(NULL));
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(a, row_json(st, 0));
+	sqlite3_finalize(st);
+	return a;
+}

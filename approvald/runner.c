@@ -1,0 +1,244 @@
+/*
+ * approval.sock: what runnerd may ask.  A decision, a pending approval,
+ * a spend; nothing here approves.  Any other message drops the peer:
+ * runnerd has no business sending it.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "approvald.h"
+#include "log.h"
+
+int
+reply_json(struct conn *c, uint32_t type, uint64_t reqid, json_t *j)
+{
+	char *s;
+	int r;
+
+	if (j == NULL || (s = json_dumps(j, JSON_COMPACT)) == NULL) {
+		json_decref(j);
+		return conn_error(c, reqid, ERR_INTERNAL, "out of memory");
+	}
+	json_decref(j);
+	r = conn_send(c, type, reqid, -1, s, strlen(s));
+	free(s);
+	return r;
+}
+
+/* A JSON object payload, or NULL after telling the peer why not. */
+json_t *
+parse_object(struct conn *c, const struct msg *m)
+{
+	char err[128];
+	json_t *j;
+
+	if ((j = cjson_parse(m->data, m->len, err, sizeof(err))) == NULL) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: %s",
+		    msg_type_name(m->hdr.type), err);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: expected an "
+		    "object", msg_type_name(m->hdr.type));
+		return NULL;
+	}
+	return j;
+}
+
+/* Lower-case SHA-256 hex, or JSON null (no plan bound). */
+static int
+plan_digest_arg(const json_t *j, const char **out)
+{
+	const json_t *v = json_object_get(j, "plan_digest");
+	const char *s;
+	size_t i;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if ((s = json_string_value(v)) == NULL ||
+	    strlen(s) != SHA256_HEX_LEN)
+		return -1;
+	for (i = 0; i < SHA256_HEX_LEN; i++)
+		if (!isxdigit((unsigned char)s[i]) ||
+		    isupper((unsigned char)s[i]))
+			return -1;
+	*out = s;
+	return 0;
+}
+
+/*
+ * The call in j under the current policy.  0 with d filled, or -1
+ * after a reply saying the message is malformed.
+ */
+static int
+call_decide(struct conn *c, const struct msg *m, json_t *j,
+    const char **tool, struct decision *d)
+{
+	*tool = json_string_value(json_object_get(j, "tool"));
+	if (decide(approvald_policy, *tool, json_object_get(j, "arguments"),
+	    d) == -1) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: needs a tool "
+		    "name and an arguments object", msg_type_name(m->hdr.type));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+runner_decide(struct conn *c, struct msg *m)
+{
+	struct decision d;
+	const char *tool;
+	json_t *j;
+	int r;
+
+	if ((j = parse_object(c, m)) == NULL)
+		return 0;
+	if (call_decide(c, m, j, &tool, &d) == -1) {
+		json_decref(j);
+		return 0;
+	}
+	log_debug("decide %s: %s", tool, d.reason);
+	r = reply_json(c, MSG_DECISION, m->hdr.reqid,
+	    decision_json(approvald_policy, tool, &d));
+	json_decref(j);
+	return r;
+}
+
+/* A call the policy says needs an approval, or a refusal saying why. */
+static int
+needs_approval(struct conn *c, const struct msg *m, const char *tool,
+    const struct decision *d)
+{
+	if (d->verdict == VERDICT_APPROVAL)
+		return 1;
+	conn_error(c, m->hdr.reqid, ERR_DENIED, "%s", d->verdict ==
+	    VERDICT_DENY ? d->reason : "tool needs no approval");
+	log_info("%s for %s refused: %s", msg_type_name(m->hdr.type), tool,
+	    d->verdict == VERDICT_DENY ? d->reason : "needs no approval");
+	return 0;
+}
+
+static int
+runner_request(struct conn *c, struct msg *m)
+{
+	char digest[SHA256_HEX_LEN + 1], id[APPROVAL_ID_LEN];
+	char exp[32], *canon = NULL, *summary = NULL;
+	struct approval_req rq;
+	struct decision d;
+	const char *tool, *plan, *text;
+	json_t *j, *marked = NULL;
+	time_t expires;
+	int r = 0;
+
+	if ((j = parse_object(c, m)) == NULL)
+		return 0;
+	if (call_decide(c, m, j, &tool, &d) == -1)
+		goto done;
+	text = json_string_value(json_object_get(j, "plan_text"));
+	if (plan_digest_arg(j, &plan) == -1) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "plan_digest: "
+		    "expected SHA-256 hex or null");
+		goto done;
+	}
+	if (!needs_approval(c, m, tool, &d))
+		goto done;
+	if (params_digest(tool, json_object_get(j, "arguments"), digest,
+	    &canon) == -1 || (marked = mark_destructive(approvald_policy,
+	    json_object_get(j, "summary"), text)) == NULL ||
+	    (summary = json_dumps(marked, JSON_COMPACT)) == NULL) {
+		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
+		goto done;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.tool = tool;
+	rq.arguments = canon;
+	rq.params_digest = digest;
+	rq.plan_digest = plan;
+	rq.summary = summary;
+	rq.plan_text = text != NULL ? text : "";
+	rq.reqid = m->hdr.reqid;
+	rq.ttl = approvald_policy->approval_ttl;
+	if (db_create(&rq, id, &expires) == -1) {
+		r = conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot record "
+		    "the approval request (audit or database unavailable)");
+		goto done;
+	}
+	format_time(expires, exp, sizeof(exp));
+	log_info("%s: pending approval for %s", id, tool);
+	r = reply_json(c, MSG_APPROVAL_CREATED, m->hdr.reqid, json_pack(
+	    "{s:s, s:s}", "approval_id", id, "expires_at", exp));
+done:
+	free(canon);
+	free(summary);
+	json_decref(marked);
+	json_decref(j);
+	return r;
+}
+
+/* The call is decided again: a policy reloaded since may refuse it. */
+static int
+runner_spend(struct conn *c, struct msg *m)
+{
+	char digest[SHA256_HEX_LEN + 1], why[256];
+	struct decision d;
+	const char *tool, *plan, *id;
+	json_t *j;
+	int r = 0;
+
+	if ((j = parse_object(c, m)) == NULL)
+		return 0;
+	if (call_decide(c, m, j, &tool, &d) == -1)
+		goto done;
+	id = json_string_value(json_object_get(j, "approval_id"));
+	if (id == NULL || plan_digest_arg(j, &plan) == -1) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "APPROVAL_SPEND: needs "
+		    "approval_id and plan_digest (SHA-256 hex or null)");
+		goto done;
+	}
+	if (!needs_approval(c, m, tool, &d))
+		goto done;
+	if (params_digest(tool, json_object_get(j, "arguments"), digest,
+	    NULL) == -1) {
+		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
+		goto done;
+	}
+	switch (db_spend(id, digest, plan, m->hdr.reqid, why, sizeof(why))) {
+	case SPEND_OK:
+		log_info("%.40s: spent by %s", id, tool);
+		r = reply_json(c, MSG_APPROVAL_SPENT, m->hdr.reqid, json_pack(
+		    "{s:s, s:s?}", "approval_id", id, "plan_digest", plan));
+		break;
+	case SPEND_REFUSED:
+		log_info("spend refused: %s", why);
+		r = conn_error(c, m->hdr.reqid, ERR_DENIED, "%s", why);
+		break;
+	case SPEND_ERROR:
+		r = conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot spend "
+		    "the approval (audit or database unavailable)");
+		break;
+	}
+done:
+	json_decref(j);
+	return r;
+}
+
+int
+approvald_dispatch_runnerd(struct conn *c, struct msg *m)
+{
+	switch (m->hdr.type) {
+	case MSG_DECIDE:
+		return runner_decide(c, m);
+	case MSG_APPROVAL_REQUEST:
+		return runner_request(c, m);
+	case MSG_APPROVAL_SPEND:
+		return runner_spend(c, m);
+	}
+	log_warnx("approval.sock: unexpected %s from pid %d",
+	    msg_type_name(m->hdr.type), (int)c->cred.pid);
+	return -1;
+}

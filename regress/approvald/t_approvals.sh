@@ -1,0 +1,264 @@
+#! /usr/bin/env atf-sh
+# Approvals through the live daemon: binding, expiry, denial, single use,
+# auditing that fails closed, policy reload, and approvalctl.
+
+. "$(atf_get_srcdir)/approvald.subr"
+
+atf_test_case binding cleanup
+binding_head()
+{
+	atf_set descr "an approval is spent only with the parameters and plan it was granted for"
+}
+binding_body()
+{
+	ad_setup
+	ad_audit
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	[ -n "$id" ] || atf_fail "no approval created"
+	atf_check -o match:"is pending, not approved" $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"$id approved" $CTL approve "$id"
+	atf_check -o match:"ERROR 1 approval $id is bound to other parameters" \
+	    $CLIENT spend run "$id" k8s-demo "$PLAN_A"
+	atf_check -o match:"ERROR 1 approval $id is bound to another plan" \
+	    $CLIENT spend run "$id" demo "$PLAN_B"
+	atf_check -o match:"is bound to another plan" $CLIENT spend run "$id" demo null
+	atf_check -o match:"ERROR 1 approval apr-0 is unknown" \
+	    $CLIENT spend run apr-0 demo "$PLAN_A"
+	# Refusals leave it spendable; the right call spends it, once.
+	atf_check -o match:"^APPROVAL_SPENT .*$id" $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"ERROR 1 approval $id is already spent" \
+	    $CLIENT spend run "$id" demo "$PLAN_A"
+	ad_state "$id" spent
+	# A working_dir the policy refuses is refused before any lookup.
+	atf_check -o match:"ERROR 1 working_dir \"../demo\"" \
+	    $CLIENT spend run "$id" ../demo "$PLAN_A"
+	as_stop
+}
+binding_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case expiry cleanup
+expiry_head()
+{
+	atf_set descr "pending and approved approvals expire after the TTL, audited"
+}
+expiry_body()
+{
+	ad_setup 1s
+	ad_audit_stub
+	ad_start
+	pending=$($CLIENT request run demo "$PLAN_A")
+	approved=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o ignore $CTL approve "$approved"
+	sleep 2.5
+	atf_check -o match:"ERROR 1 approval $approved has expired" \
+	    $CLIENT spend run "$approved" demo "$PLAN_A"
+	atf_check -s exit:1 -e match:"approval $pending has expired" \
+	    $CTL approve "$pending"
+	ad_state "$pending" expired
+	ad_state "$approved" expired
+	atf_check -o inline:"no approvals\n" $CTL list
+	atf_check -o match:"$pending +expired" -o match:"$approved +expired" \
+	    $CTL list --all
+	atf_check -o match:"\"was\": *\"pending\"" \
+	    grep "approval.expired.*$pending" var/audit.jsonl
+	atf_check -o match:"\"was\": *\"approved\"" \
+	    grep "approval.expired.*$approved" var/audit.jsonl
+	as_stop
+}
+expiry_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case denied cleanup
+denied_head()
+{
+	atf_set descr "a denied approval cannot be approved or spent; who denied it is on record"
+}
+denied_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o match:"$id denied" $CTL deny "$id" --reason "not on a Friday"
+	atf_check -s exit:1 -e match:"approval $id was denied" $CTL approve "$id"
+	atf_check -o match:"ERROR 1 approval $id was denied" \
+	    $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"reason: +not on a Friday" \
+	    -o match:"decided: +denied by root \\(uid 0\\)" $CTL show "$id"
+	atf_check -o match:"\"operator\": *\\{\"uid\": *$(id -u), *\"user\": *\"$(id -un)\"\\}" \
+	    -o match:"not on a Friday" grep "approval.denied" var/audit.jsonl
+	as_stop
+}
+denied_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case audit_trail cleanup
+audit_trail_head()
+{
+	atf_set descr "requested, granted and spent are audited with the request id and operator"
+}
+audit_trail_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o ignore $CTL approve "$id"
+	atf_check -o match:APPROVAL_SPENT $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"approval.requested.*\"request_id\": *\"req-0000000000000001\".*$id.*\"destructive\": *true" \
+	    cat var/audit.jsonl
+	atf_check -o match:"\"operator\": *\\{\"uid\": *0, *\"user\": *\"root\"\\}" \
+	    grep "approval.granted.*req-0000000000000001" var/audit.jsonl
+	atf_check -o match:"\"plan_digest\": *\"$PLAN_A\"" \
+	    grep "approval.spent.*$id" var/audit.jsonl
+	atf_check -o inline:"3\n" sh -c "grep -c $id var/audit.jsonl"
+	as_stop
+}
+audit_trail_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case audit_fail_closed cleanup
+audit_fail_closed_head()
+{
+	atf_set descr "when auditd cannot record a change, the change does not happen"
+}
+audit_fail_closed_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	other=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o ignore $CTL approve "$other"
+	touch var/REFUSE
+	atf_check -o match:"^ERROR 4 cannot record the approval request" \
+	    $CLIENT call run/approval.sock APPROVAL_REQUEST \
+	    '{"tool":"terraform_apply","arguments":{"working_dir":"demo"},"plan_digest":null}'
+	atf_check -s exit:1 -e match:"cannot record the decision" \
+	    $CTL approve "$id"
+	atf_check -o match:"^ERROR 4 cannot spend" \
+	    $CLIENT spend run "$other" demo "$PLAN_A"
+	rm var/REFUSE
+	ad_state "$id" pending
+	ad_state "$other" approved
+	n=$($CTL -j list --all | python3 -c \
+	    'import json, sys; print(len(json.load(sys.stdin)))')
+	[ "$n" = 2 ] || atf_fail "$n approvals recorded, want 2"
+	atf_check -o match:APPROVAL_SPENT $CLIENT spend run "$other" demo "$PLAN_A"
+	as_stop
+}
+audit_fail_closed_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case reload cleanup
+reload_head()
+{
+	atf_set descr "SIGHUP loads a good policy and keeps the old one when the new one is bad"
+}
+reload_body()
+{
+	ad_setup
+	ad_audit
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o ignore $CTL approve "$id"
+	cp policy.yaml policy.good
+	printf 'tools:\n  terraform_apply:\n    tier: sometimes\n' > policy.yaml
+	kill -HUP "$(ad_pid)"
+	ad_wait_log "keeping the policy in force"
+	atf_check -o match:"policy.yaml:3: tier: \"sometimes\" is not low, high or deny; keeping the policy in force" \
+	    cat approvald.log
+	atf_check -o match:"approval_required" $CLIENT call run/approval.sock \
+	    DECIDE '{"tool":"terraform_apply","arguments":{"working_dir":"demo"}}'
+	# A policy without terraform_apply: decisions and spends follow it.
+	printf 'tools:\n  run_python:\n    tier: low\n' > policy.yaml
+	kill -HUP "$(ad_pid)"
+	ad_wait_log "policy .*policy.yaml loaded: 1 tools"
+	atf_check -o match:"tool terraform_apply is not in the policy" \
+	    $CLIENT call run/approval.sock DECIDE \
+	    '{"tool":"terraform_apply","arguments":{"working_dir":"demo"}}'
+	atf_check -o match:"ERROR 1 tool terraform_apply is not in the policy" \
+	    $CLIENT spend run "$id" demo "$PLAN_A"
+	ad_state "$id" approved
+	as_stop
+}
+reload_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case approvalctl cleanup
+approvalctl_head()
+{
+	atf_set descr "list, show, watch, JSON output, and the operators ACL"
+}
+approvalctl_body()
+{
+	ad_setup
+	ad_audit
+	ad_start
+	$CTL -j watch > watch.out 2>&1 &
+	watcher=$!
+	ad_wait_log "control.sock: peer 1 uid"
+	sleep 0.2
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o match:"^ID +STATE +TOOL" \
+	    -o match:"^$id +pending +terraform_apply .*\\{\"working_dir\":\"demo\"\\} +DESTRUCTIVE" \
+	    $CTL list
+	atf_check -o match:"^approval: +$id" -o match:"^tool: +terraform_apply" \
+	    -o match:"^request: +req-0000000000000001" \
+	    -o match:"^parameters: +\\{\"working_dir\":\"demo\"\\}" \
+	    -o match:"^plan digest: +$PLAN_A" \
+	    -o match:"^  !! delete\\+create  terraform_data.app  \\(destructive\\)" \
+	    -o match:"^     update  terraform_data.labels$" \
+	    -o match:"plan text contains \"must be replaced\"" \
+	    -o match:"^# terraform_data.app must be replaced" $CTL show "$id"
+	atf_check -o match:"\"plan_text\":\"# terraform_data.app must be replaced\"" \
+	    -o match:"\"state\":\"pending\"" $CTL -j show "$id"
+	atf_check -o match:"^\\[\\{\"approval_id\":\"$id\"" $CTL -j list
+	atf_check -o match:"^\\{\"approval_id\":\"$id\",.*\"state\":\"approved\"" \
+	    $CTL -j approve "$id"
+	ad_wait_log "\"state\":\"approved\"" watch.out
+	kill $watcher
+	atf_check -o match:"\"approval_id\":\"$id\".*\"state\":\"pending\"" \
+	    -o match:"\"approval_id\":\"$id\".*\"state\":\"approved\"" cat watch.out
+	atf_check -s exit:1 -e match:"approval apr-nope is unknown" $CTL show apr-nope
+	# A request control.sock does not know is denied; the peer stays.
+	atf_check -o match:"ERROR 1 APPROVAL_SPEND: denied" $CLIENT call \
+	    run/control.sock APPROVAL_SPEND '{}'
+	as_stop
+	# Not an operator: control.sock refuses the peer.
+	sed -i "s/operators: { users: \[$(id -u)\] }/operators: { users: [4242] }/" conf.yaml
+	ad_audit
+	ad_start
+	atf_check -s exit:1 -e match:"control.sock: uid $(id -u) is not allowed" \
+	    $CTL list
+	as_stop
+}
+approvalctl_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case binding
+	atf_add_test_case expiry
+	atf_add_test_case denied
+	atf_add_test_case audit_trail
+	atf_add_test_case audit_fail_closed
+	atf_add_test_case reload
+	atf_add_test_case approvalctl
+}

@@ -1,0 +1,79 @@
+#! /usr/bin/env atf-sh
+# No message from runnerd's side grants an approval: every message type
+# of the suite, naming a pending approval, leaves it unapproved.
+
+. "$(atf_get_srcdir)/approvald.subr"
+
+# Fails unless no approval on record is approved or spent.
+none_granted()
+{
+	$CTL -j list --all > all.json
+	python3 -c '
+import json, sys
+bad = [e["approval_id"] + " " + e["state"] for e in json.load(open("all.json"))
+       if e["state"] not in ("pending",)]
+if bad:
+    sys.exit("granted: " + ", ".join(bad))
+' || atf_fail "an approval left the pending state"
+}
+
+atf_test_case approval_sock cleanup
+approval_sock_head()
+{
+	atf_set descr "every message type on approval.sock: only DECIDE, APPROVAL_REQUEST and APPROVAL_SPEND are served, none approves"
+}
+approval_sock_body()
+{
+	ad_setup
+	ad_audit
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	$CLIENT every run/approval.sock "$id" > every.out
+	# Anything else drops the connection.
+	atf_check -s ignore -o empty -x "grep -v -e '^PING' -e '^DECIDE ' \
+	    -e '^APPROVAL_REQUEST ' -e '^APPROVAL_SPEND ' every.out |
+	    grep -v -- '-> CLOSED\$'"
+	atf_check -o match:"^APPROVAL_SPEND json -> ERROR 1 approval $id is pending, not approved" \
+	    -o match:"^DECIDE json -> DECISION" \
+	    -o match:"^PING empty -> PONG approvald" \
+	    -o match:"^CTL_APPROVE json -> CLOSED" cat every.out
+	none_granted
+	atf_check -o match:"alive" $CTL ping
+	as_stop
+}
+approval_sock_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case runner_sock cleanup
+runner_sock_head()
+{
+	atf_set descr "every message type on runner.sock, naming a pending approval, leaves it pending"
+	atf_set timeout 300
+}
+runner_sock_body()
+{
+	ad_setup
+	ad_audit
+	ad_start
+	id=$($CLIENT request run demo "$PLAN_A")
+	"$(as_bin runnerd)" -d -v -f "$(pwd)/conf.yaml" >runnerd.log 2>&1 &
+	echo "$! runnerd" >> pids
+	ad_wait_socket run/runner.sock || atf_skip "runnerd does not start here yet"
+	$CLIENT every run/runner.sock "$id" > every.out
+	cat every.out
+	atf_check -o match:"^TOOL_CALL json -> " cat every.out
+	none_granted
+	as_stop
+}
+runner_sock_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case approval_sock
+	atf_add_test_case runner_sock
+}

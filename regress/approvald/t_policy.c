@@ -1,0 +1,355 @@
+/*
+ * The policy and the decision table: approvald's policy.c and decide.c
+ * against policy.fixture, with a terraform root built in the work dir.
+ */
+#include <sys/stat.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atf-c.h>
+
+#include "../../approvald/approvald.h"
+
+/* approvald.c's globals, which runner.c and control.c refer to. */
+struct as_config	 approvald_conf;
+struct policy		*approvald_policy;
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f;
+
+	ATF_REQUIRE((f = fopen(path, "w")) != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A file of the source tree: kyua passes its root as srcdir; run by
+ * hand, srcdir is this program's directory, where make copied regress/.
+ */
+static void
+src_path(const atf_tc_t *tc, const char *rel, const char *copy, char *buf,
+    size_t len)
+{
+	const char *src = atf_tc_get_config_var(tc, "srcdir");
+
+	snprintf(buf, len, "%s/%s", src, rel);
+	if (access(buf, R_OK) == -1)
+		snprintf(buf, len, "%s/%s", src, copy);
+}
+
+/* policy.fixture with @ROOT@ and @TTL@ filled in, loaded. */
+static struct policy *
+fixture(const atf_tc_t *tc)
+{
+	char path[PATH_MAX], root[PATH_MAX], line[512], err[1024];
+	struct policy *p;
+	FILE *in, *out;
+	char *at;
+
+	ATF_REQUIRE(getcwd(root, sizeof(root)) != NULL);
+	strlcat(root, "/tf", sizeof(root));
+	mkdir("tf", 0755);
+	mkdir("tf/demo", 0755);
+	mkdir("tf/k8s-demo", 0755);
+	mkdir("tf/nested", 0755);
+	mkdir("tf/nested/mod", 0755);
+	mkdir("outside", 0755);
+	unlink("tf/link");
+	ATF_REQUIRE(symlink("../outside", "tf/link") == 0);
+	src_path(tc, "regress/approvald/policy.fixture", "policy.fixture",
+	    path, sizeof(path));
+	ATF_REQUIRE((in = fopen(path, "r")) != NULL);
+	ATF_REQUIRE((out = fopen("policy.yaml", "w")) != NULL);
+	while (fgets(line, sizeof(line), in) != NULL) {
+		if ((at = strstr(line, "@ROOT@")) != NULL)
+			fprintf(out, "%.*s%s%s", (int)(at - line), line, root,
+			    at + 6);
+		else if ((at = strstr(line, "@TTL@")) != NULL)
+			fprintf(out, "%.*s30m%s", (int)(at - line), line, at + 5);
+		else
+			fputs(line, out);
+	}
+	fclose(in);
+	fclose(out);
+	p = policy_load("policy.yaml", err, sizeof(err));
+	if (p == NULL)
+		atf_tc_fail("fixture: %s", err);
+	return p;
+}
+
+/* One row of the table: the verdict and a word of the reason. */
+static void
+check(const struct policy *p, const char *tool, const char *args,
+    enum verdict want, const char *reason)
+{
+	struct decision d;
+	json_t *j;
+
+	ATF_REQUIRE((j = json_loads(args, 0, NULL)) != NULL);
+	ATF_REQUIRE_EQ(decide(p, tool, j, &d), 0);
+	json_decref(j);
+	ATF_CHECK_MSG(d.verdict == want, "%s %s: verdict %d, want %d (%s)",
+	    tool, args, d.verdict, want, d.reason);
+	ATF_CHECK_MSG(strstr(d.reason, reason) != NULL,
+	    "%s %s: reason \"%s\" lacks \"%s\"", tool, args, d.reason, reason);
+}
+
+ATF_TC(decision_table);
+ATF_TC_HEAD(decision_table, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "deny by default, tiers, namespace "
+	    "and working_dir constraints");
+}
+ATF_TC_BODY(decision_table, tc)
+{
+	struct policy *p = fixture(tc);
+
+	check(p, "rm_rf", "{}", VERDICT_DENY,
+	    "tool rm_rf is not in the policy");
+	check(p, "forbidden_tool", "{}", VERDICT_DENY, "denied by the policy");
+	check(p, "run_python", "{\"code\": \"1\"}", VERDICT_ALLOW, "low risk");
+	check(p, "k8s_get_pod_status", "{\"namespace\": \"demo\"}",
+	    VERDICT_ALLOW, "low risk");
+	check(p, "k8s_get_pod_status", "{\"namespace\": \"kube-system\"}",
+	    VERDICT_DENY, "is not allowed for k8s_get_pod_status");
+	check(p, "k8s_get_pod_status", "{\"namespace\": \"Demo\"}",
+	    VERDICT_DENY, "characters other than");
+	check(p, "k8s_get_pod_status", "{\"namespace\": \"-demo\"}",
+	    VERDICT_DENY, "starts or ends");
+	check(p, "k8s_get_pod_status", "{}", VERDICT_DENY,
+	    "namespace is required");
+	check(p, "k8s_get_pod_status", "{\"namespace\": 7}", VERDICT_DENY,
+	    "namespace is required");
+	check(p, "terraform_plan", "{\"working_dir\": \"demo\"}",
+	    VERDICT_ALLOW, "low risk");
+	check(p, "terraform_plan", "{\"working_dir\": \"nested/mod\"}",
+	    VERDICT_ALLOW, "low risk");
+	check(p, "terraform_apply", "{\"working_dir\": \"demo\"}",
+	    VERDICT_APPROVAL, "approval");
+	check(p, "terraform_apply", "{\"working_dir\": \"../demo\"}",
+	    VERDICT_DENY, "\"..\"");
+	check(p, "terraform_apply", "{\"working_dir\": \"demo/../k8s-demo\"}",
+	    VERDICT_DENY, "\"..\"");
+	check(p, "terraform_apply", "{\"working_dir\": \"./demo\"}",
+	    VERDICT_DENY, "\".\"");
+	check(p, "terraform_apply", "{\"working_dir\": \"/etc\"}",
+	    VERDICT_DENY, "is absolute");
+	check(p, "terraform_apply", "{\"working_dir\": \"demo/\"}",
+	    VERDICT_DENY, "empty component");
+	check(p, "terraform_apply", "{\"working_dir\": \"\"}",
+	    VERDICT_DENY, "is empty");
+	check(p, "terraform_apply", "{\"working_dir\": \"nested/mod\"}",
+	    VERDICT_DENY, "is not allowed for terraform_apply");
+	check(p, "terraform_apply", "{}", VERDICT_DENY,
+	    "working_dir is required");
+	check(p, "terraform_plan", "{\"working_dir\": \"link\"}",
+	    VERDICT_DENY, "goes through a symlink");
+	check(p, "terraform_plan", "{\"working_dir\": \"missing\"}",
+	    VERDICT_DENY, "No such file");
+	policy_free(p);
+}
+
+ATF_TC(decision_payload);
+ATF_TC_HEAD(decision_payload, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "MSG_DECISION carries tier, egress, "
+	    "destructive signals and the resolved directory");
+}
+ATF_TC_BODY(decision_payload, tc)
+{
+	struct policy *p = fixture(tc);
+	struct decision d;
+	json_t *args, *j;
+	char *s;
+
+	args = json_pack("{s:s}", "code", "print(1)");
+	ATF_REQUIRE_EQ(decide(p, "run_python", args, &d), 0);
+	j = decision_json(p, "run_python", &d);
+	s = cjson_dump(j);
+	ATF_CHECK(strstr(s, "\"decision\":\"allow\"") != NULL);
+	ATF_CHECK(strstr(s, "\"tier\":\"low\"") != NULL);
+	ATF_CHECK(strstr(s, "\"egress\":[\"pypi.org:443\",\"127.0.0.1:8080\"]")
+	    != NULL);
+	ATF_CHECK(strstr(s, "\"destructive_actions\":true") != NULL);
+	ATF_CHECK(strstr(s, "\"must be replaced\"") != NULL);
+	free(s);
+	json_decref(j);
+	json_decref(args);
+
+	args = json_pack("{s:s}", "working_dir", "demo");
+	ATF_REQUIRE_EQ(decide(p, "terraform_apply", args, &d), 0);
+	j = decision_json(p, "terraform_apply", &d);
+	ATF_CHECK_STREQ(json_string_value(json_object_get(j, "decision")),
+	    "approval_required");
+	ATF_CHECK(strstr(json_string_value(json_object_get(j,
+	    "working_dir_path")), "/tf/demo") != NULL);
+	json_decref(j);
+	json_decref(args);
+
+	/* A malformed call is not a decision at all. */
+	args = json_pack("[]");
+	ATF_CHECK_EQ(decide(p, "run_python", args, &d), -1);
+	ATF_CHECK_EQ(decide(p, NULL, args, &d), -1);
+	json_decref(args);
+	policy_free(p);
+}
+
+/* What approval binding rests on. */
+ATF_TC_WITHOUT_HEAD(params_binding);
+ATF_TC_BODY(params_binding, tc)
+{
+	char a[SHA256_HEX_LEN + 1], b[SHA256_HEX_LEN + 1];
+	char c[SHA256_HEX_LEN + 1], *canon;
+	json_t *j;
+
+	(void)tc;
+	j = json_loads("{\"working_dir\":\"demo\",\"x\":1}", 0, NULL);
+	ATF_REQUIRE_EQ(params_digest("terraform_apply", j, a, &canon), 0);
+	ATF_CHECK_STREQ(canon, "{\"working_dir\":\"demo\",\"x\":1}");
+	free(canon);
+	json_decref(j);
+	/* Key order and approval_id do not matter ... */
+	j = json_loads("{\"x\":1,\"approval_id\":\"apr-1\","
+	    "\"working_dir\":\"demo\"}", 0, NULL);
+	ATF_REQUIRE_EQ(params_digest("terraform_apply", j, b, NULL), 0);
+	ATF_CHECK_STREQ(a, b);
+	json_decref(j);
+	/* ... any other parameter or the tool does. */
+	j = json_loads("{\"working_dir\":\"k8s-demo\",\"x\":1}", 0, NULL);
+	ATF_REQUIRE_EQ(params_digest("terraform_apply", j, c, NULL), 0);
+	ATF_CHECK(strcmp(a, c) != 0);
+	json_decref(j);
+	j = json_loads("{\"working_dir\":\"demo\",\"x\":1}", 0, NULL);
+	ATF_REQUIRE_EQ(params_digest("terraform_plan", j, c, NULL), 0);
+	ATF_CHECK(strcmp(a, c) != 0);
+	json_decref(j);
+}
+
+ATF_TC(destructive_marks);
+ATF_TC_HEAD(destructive_marks, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "delete/replace actions and text "
+	    "signals mark a plan destructive; runnerd cannot unmark");
+}
+ATF_TC_BODY(destructive_marks, tc)
+{
+	struct policy *p = fixture(tc);
+	json_t *sum, *m, *r;
+
+	sum = json_loads("{\"resources\":["
+	    "{\"address\":\"a\",\"actions\":[\"delete\",\"create\"],"
+	    "\"destructive\":false},"
+	    "{\"address\":\"b\",\"actions\":[\"update\"]},"
+	    "{\"address\":\"c\",\"actions\":[\"delete\"]}]}", 0, NULL);
+	m = mark_destructive(p, sum, "# a forces replacement");
+	r = json_object_get(m, "resources");
+	ATF_CHECK(json_is_true(json_object_get(json_array_get(r, 0),
+	    "destructive")));
+	ATF_CHECK(json_is_false(json_object_get(json_array_get(r, 1),
+	    "destructive")));
+	ATF_CHECK(json_is_true(json_object_get(json_array_get(r, 2),
+	    "destructive")));
+	ATF_CHECK_STREQ(json_string_value(json_array_get(json_object_get(m,
+	    "destructive_signals"), 0)), "Forces Replacement");
+	ATF_CHECK(json_is_true(json_object_get(m, "destructive")));
+	json_decref(m);
+	/* No summary and a harmless text: not destructive. */
+	m = mark_destructive(p, NULL, "0 to destroy? no: nothing to do");
+	ATF_CHECK(json_is_false(json_object_get(m, "destructive")));
+	json_decref(m);
+	/* The switch off: actions alone do not mark. */
+	p->delete_actions = 0;
+	m = mark_destructive(p, sum, "");
+	ATF_CHECK(json_is_false(json_object_get(m, "destructive")));
+	json_decref(m);
+	json_decref(sum);
+	policy_free(p);
+}
+
+/* A bad policy names the file, the line and what is wrong. */
+static void
+bad_policy(const char *text, const char *want)
+{
+	char err[1024];
+
+	write_file("bad.yaml", text);
+	ATF_CHECK(policy_load("bad.yaml", err, sizeof(err)) == NULL);
+	ATF_CHECK_MSG(strstr(err, want) != NULL, "error \"%s\" lacks \"%s\"",
+	    err, want);
+}
+
+ATF_TC_WITHOUT_HEAD(policy_errors);
+ATF_TC_BODY(policy_errors, tc)
+{
+	(void)tc;
+	bad_policy("tools:\n  x:\n    tier: low\n    colour: red\n",
+	    "bad.yaml:4: unknown key \"colour\"");
+	bad_policy("tools:\n  x:\n    tier: medium\n",
+	    "bad.yaml:3: tier: \"medium\" is not low, high or deny");
+	bad_policy("tools:\n  x:\n    namespaces: [a]\n",
+	    "bad.yaml:3: x: tier is required");
+	bad_policy("tools:\n  x:\n    tier: low\n    namespaces: [ok, Bad]\n",
+	    "bad.yaml:4: namespaces: \"Bad\"");
+	bad_policy("tools:\n  x:\n    tier: low\n    working_dirs: [../up]\n",
+	    "bad.yaml:4: working_dirs: \"../up\"");
+	bad_policy("terraform_root: /srv\ntools:\n  x:\n    tier: low\n"
+	    "    egress: [\"host\"]\n", "bad.yaml:5: egress: \"host\" is not "
+	    "host:port");
+	bad_policy("tools:\n  x:\n    tier: low\n    working_dirs: [a]\n",
+	    "x: working_dirs need a terraform_root");
+	bad_policy("terraform_root: rel\n", "must be an absolute path");
+	bad_policy("approval_ttl: 0\n", "bad.yaml:1: approval_ttl: 0 is out "
+	    "of range");
+	bad_policy("tools:\n  Bad-Name:\n    tier: low\n",
+	    "bad.yaml:3: bad tool name");
+	bad_policy("tools: [a]\n", "tools: expected a mapping");
+}
+
+ATF_TC(policy_defaults);
+ATF_TC_HEAD(policy_defaults, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "an empty policy denies everything; "
+	    "the shipped example loads");
+}
+ATF_TC_BODY(policy_defaults, tc)
+{
+	struct policy *p;
+	struct decision d;
+	char err[1024], path[PATH_MAX];
+	json_t *args = json_object();
+
+	write_file("empty.yaml", "{}\n");
+	ATF_REQUIRE((p = policy_load("empty.yaml", err, sizeof(err))) != NULL);
+	ATF_CHECK_EQ(p->approval_ttl, 30 * 60);
+	ATF_CHECK_EQ(p->delete_actions, 1);
+	ATF_REQUIRE_EQ(decide(p, "run_python", args, &d), 0);
+	ATF_CHECK_EQ(d.verdict, VERDICT_DENY);
+	policy_free(p);
+	json_decref(args);
+
+	src_path(tc, "etc/policy.yaml", "../../../etc/policy.yaml", path,
+	    sizeof(path));
+	p = policy_load(path, err, sizeof(err));
+	if (p == NULL)
+		atf_tc_fail("etc/policy.yaml: %s", err);
+	ATF_CHECK(policy_tool(p, "terraform_apply")->tier == TIER_HIGH);
+	ATF_CHECK(policy_tool(p, "close_session")->tier == TIER_LOW);
+	policy_free(p);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, decision_table);
+	ATF_TP_ADD_TC(tp, decision_payload);
+	ATF_TP_ADD_TC(tp, params_binding);
+	ATF_TP_ADD_TC(tp, destructive_marks);
+	ATF_TP_ADD_TC(tp, policy_errors);
+	ATF_TP_ADD_TC(tp, policy_defaults);
+	return atf_no_error();
+}
