@@ -2,11 +2,69 @@
 #ifndef AUDITD_H
 #define AUDITD_H
 
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "cjson.h"
 #include "config.h"
 #include "server.h"
 
-extern struct as_config	 auditd_conf;
+#define AUDIT_REDACTED	"<redacted>"
 
-int	auditd_dispatch_peer(struct conn *, struct msg *);
+/* One record on its way to the file, and who waits for its ack. */
+struct arec {
+	json_t		*j;		/* the record without seq and prev */
+	char		*line;		/* canonical bytes + '\n', once committed */
+	size_t		 len;
+	uint64_t	 seq;
+	uint32_t	 conn;		/* 0: auditd's own record */
+	uint64_t	 reqid;
+};
+
+/* The open log file and the head of its chain. */
+struct auditlog {
+	int		 fd;
+	char		 path[PATH_MAX];
+	off_t		 size;
+	uint64_t	 seq;		/* last seq written; 0 for none */
+	char		 head[SHA256_HEX_LEN + 1];	/* its digest */
+	/* counters for auditctl stats */
+	uint64_t	 events;
+	uint64_t	 batches;
+	uint64_t	 max_batch;
+	uint64_t	 failures;
+	uint64_t	 rotations;
+};
+
+extern struct as_config	 auditd_conf;
+extern struct auditlog	 auditd_log;
+
+/* log.c */
+int	 alog_open(struct auditlog *, const char *, json_t **);
+int	 alog_commit(struct auditlog *, struct arec *, size_t);
+int	 alog_rotate(struct auditlog *, char *, size_t);
+int	 alog_tail_offset(struct auditlog *, size_t, off_t *);
+int	 alog_scan(struct auditlog *, off_t,
+	    int (*)(const char *, size_t, void *), void *);
+json_t	*arec_new(const char *, const char *, json_t *, json_t *);
+
+/* scrub.c */
+json_t	*scrub_value(const json_t *);
+char	*scrub_text(const char *, size_t, size_t *);
+int	 scrub_key_is_secret(const char *);
+
+/* writer.c */
+int	 writer_dispatch(struct conn *, struct msg *);
+int	 writer_own_event(const char *, json_t *);
+void	 writer_commit(void);
+int	 writer_rotate(const char *, char *, size_t);
+
+/* control.c */
+int	 control_dispatch(struct conn *, struct msg *);
+void	 control_publish(const struct arec *, size_t);
+void	 control_closed(struct conn *);
 
 #endif

@@ -1,0 +1,42 @@
+/* auditctl: reads, follows and verifies the audit log. */
+#ifndef AUDITCTL_H
+#define AUDITCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* Where a chain first breaks. */
+struct verify_fail {
+	const char	*file;
+	size_t		 line;
+	uint64_t	 seq;
+	char		 what[512];
+};
+
+struct verify_sum {
+	size_t		 files;
+	uint64_t	 records;
+	uint64_t	 first_seq;
+	uint64_t	 last_seq;
+	char		 head[65];
+	int		 anchored;	/* the first record starts the chain */
+	int		 daemon_checked; /* the last record is auditd's head */
+};
+
+/* Printing, as text or JSON (-j). */
+struct output {
+	void	(*record)(const json_t *);
+	void	(*object)(const json_t *);
+	void	(*verified)(const struct verify_sum *);
+	void	(*broken)(const struct verify_fail *);
+};
+
+extern const struct output output_text;
+extern const struct output output_json;
+
+/* verify.c: 0 whole, 1 broken (fail filled in), -1 unreadable. */
+int	 verify_files(char **, size_t, struct verify_sum *,
+	    struct verify_fail *);
+
+#endif

@@ -1,0 +1,122 @@
+/* auditctl's two ways to print: for people, and JSON for programs (-j). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auditctl.h"
+#include "cjson.h"
+
+static const char *
+str(const json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+
+	return s != NULL ? s : "-";
+}
+
+/* time #seq daemon event request_id {fields} */
+static void
+text_record(const json_t *r)
+{
+	char *fields;
+
+	fields = cjson_dump(json_object_get(r, "fields"));
+	printf("%s #%lld %s %s %s %s\n", str(r, "time"),
+	    (long long)json_integer_value(json_object_get(r, "seq")),
+	    str(r, "daemon"), str(r, "event"), str(r, "request_id"),
+	    fields != NULL ? fields : "{}");
+	free(fields);
+	fflush(stdout);
+}
+
+static void
+text_object(const json_t *o)
+{
+	const char *key;
+	json_t *v;
+	char *s;
+
+	json_object_foreach((json_t *)o, key, v) {
+		if (json_is_string(v))
+			printf("%s: %s\n", key, json_string_value(v));
+		else if ((s = cjson_dump(v)) != NULL) {
+			printf("%s: %s\n", key, s);
+			free(s);
+		}
+	}
+}
+
+static void
+text_verified(const struct verify_sum *v)
+{
+	if (v->records == 0) {
+		printf("chain intact: no records\n");
+		return;
+	}
+	printf("chain intact: %llu records, seq %llu..%llu in %zu file%s\n",
+	    (unsigned long long)v->records, (unsigned long long)v->first_seq,
+	    (unsigned long long)v->last_seq, v->files, v->files > 1 ? "s" : "");
+	if (!v->anchored)
+		printf("first record links to an earlier file, not given\n");
+	printf("head: %s%s\n", v->head, v->daemon_checked ?
+	    " (auditd's head)" : "");
+}
+
+static void
+text_broken(const struct verify_fail *f)
+{
+	printf("%s:%zu: seq %llu: %s\n", f->file, f->line,
+	    (unsigned long long)f->seq, f->what);
+}
+
+static void
+json_print(json_t *j)
+{
+	char *s;
+
+	if (j != NULL && (s = cjson_dump(j)) != NULL) {
+		printf("%s\n", s);
+		free(s);
+	}
+	json_decref(j);
+	fflush(stdout);
+}
+
+static void
+json_object_out(const json_t *o)
+{
+	json_print(json_incref((json_t *)o));
+}
+
+static void
+json_verified(const struct verify_sum *v)
+{
+	json_print(json_pack("{s:b, s:I, s:I, s:I, s:I, s:s, s:b, s:b}", "ok",
+	    1, "files", (json_int_t)v->files, "records",
+	    (json_int_t)v->records, "first_seq", (json_int_t)v->first_seq,
+	    "last_seq", (json_int_t)v->last_seq, "head", v->head,
+	    "anchored", v->anchored, "daemon_checked", v->daemon_checked));
+}
+
+static void
+json_broken(const struct verify_fail *f)
+{
+	json_print(json_pack("{s:b, s:s, s:I, s:I, s:s}", "ok", 0,
+	    "file", f->file, "line", (json_int_t)f->line,
+	    "seq", (json_int_t)f->seq, "error", f->what));
+}
+
+const struct output output_text = {
+	.record = text_record,
+	.object = text_object,
+	.verified = text_verified,
+	.broken = text_broken,
+};
+
+/* A record is printed as the canonical line it is in the log. */
+const struct output output_json = {
+	.record = json_object_out,
+	.object = json_object_out,
+	.verified = json_verified,
+	.broken = json_broken,
+};

@@ -1,0 +1,250 @@
+/*
+ * Writers: the daemons' MSG_AUDIT_EVENTs.  Every event that arrives in
+ * one turn of the event loop joins one batch, which is written and
+ * synced once at the end of that turn (a zero-delay timer runs after
+ * the turn's descriptors); only then is each sender acknowledged.  Many
+ * concurrent writers thus share one fdatasync: group commit.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "auditd.h"
+#include "event.h"
+#include "log.h"
+
+/* A writer that floods is committed early rather than held in memory. */
+#define BATCH_MAX_BYTES		(8 * 1024 * 1024)
+#define EVENT_NAME_MAX		64
+#define DAEMON_NAME_MAX		32
+
+struct as_config	 auditd_conf;
+struct auditlog		 auditd_log = { .fd = -1 };
+
+static struct arec	*batch;
+static size_t		 nbatch, cbatch, batch_bytes;
+static uint64_t		 commit_timer;
+
+static void
+commit_cb(void *arg)
+{
+	(void)arg;
+	commit_timer = 0;
+	writer_commit();
+}
+
+static int
+batch_add(json_t *j, uint32_t conn, uint64_t reqid, size_t bytes)
+{
+	struct arec *n;
+
+	if (j == NULL)
+		return -1;
+	if (nbatch == cbatch) {
+		n = reallocarray(batch, cbatch ? cbatch * 2 : 64, sizeof(*n));
+		if (n == NULL) {
+			json_decref(j);
+			return -1;
+		}
+		batch = n;
+		cbatch = cbatch ? cbatch * 2 : 64;
+	}
+	memset(&batch[nbatch], 0, sizeof(batch[nbatch]));
+	batch[nbatch].j = j;
+	batch[nbatch].conn = conn;
+	batch[nbatch].reqid = reqid;
+	nbatch++;
+	batch_bytes += bytes;
+	if (commit_timer == 0)
+		commit_timer = ev_timer(0, commit_cb, NULL);
+	if (batch_bytes >= BATCH_MAX_BYTES)
+		writer_commit();
+	return 0;
+}
+
+/* "tool.request", "approval.granted": dotted lower-case words. */
+static int
+valid_name(const char *s, size_t max, int dots)
+{
+	size_t i;
+
+	if (*s == '\0' || strlen(s) > max || s[0] == '.')
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] == '.' && dots && s[i + 1] != '.' && s[i + 1] != '\0')
+			continue;
+		if (!islower((unsigned char)s[i]) &&
+		    !isdigit((unsigned char)s[i]) && s[i] != '_' &&
+		    (dots || s[i] != '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The record for one event, fields scrubbed; NULL with why.  The
+ * audit.* names are auditd's own, so no writer can forge a rotation
+ * or a recovery.
+ */
+static json_t *
+event_record(const struct msg *m, char *why, size_t whylen)
+{
+	char rid[REQID_STR_LEN];
+	const char *key, *event, *daemon;
+	json_t *ev, *v, *fields = NULL, *rec = NULL;
+
+	if ((ev = cjson_parse(m->data, m->len, why, whylen)) == NULL)
+		return NULL;
+	reqid_format(m->hdr.reqid, rid);
+	event = json_string_value(json_object_get(ev, "event"));
+	daemon = json_string_value(json_object_get(ev, "daemon"));
+	v = json_object_get(ev, "fields");
+	if (!json_is_object(ev))
+		snprintf(why, whylen, "not a JSON object");
+	else if (event == NULL || !valid_name(event, EVENT_NAME_MAX, 1) ||
+	    strncmp(event, "audit.", 6) == 0)
+		snprintf(why, whylen, "bad or missing event name");
+	else if (daemon == NULL || !valid_name(daemon, DAEMON_NAME_MAX, 0))
+		snprintf(why, whylen, "bad or missing daemon name");
+	else if (!json_is_string(json_object_get(ev, "request_id")) ||
+	    strcmp(json_string_value(json_object_get(ev, "request_id")),
+	    rid) != 0)
+		snprintf(why, whylen, "request_id does not match the frame");
+	else if (v != NULL && !json_is_object(v))
+		snprintf(why, whylen, "fields is not an object");
+	else if ((fields = scrub_value(v != NULL ? v : json_object())) == NULL)
+		snprintf(why, whylen, "out of memory");
+	else {
+		rec = arec_new(daemon, event, json_string(rid), fields);
+		if (rec == NULL)
+			snprintf(why, whylen, "out of memory");
+	}
+	json_object_foreach(ev, key, v)
+		if (rec != NULL && strcmp(key, "event") != 0 &&
+		    strcmp(key, "daemon") != 0 &&
+		    strcmp(key, "request_id") != 0 &&
+		    strcmp(key, "fields") != 0) {
+			snprintf(why, whylen, "unknown key \"%s\"", key);
+			json_decref(rec);
+			rec = NULL;
+		}
+	json_decref(ev);
+	return rec;
+}
+
+/*
+ * A bad event is refused with a reason and the connection stays; the
+ * sender treats the refusal as a failure to record (fail closed).
+ */
+int
+writer_dispatch(struct conn *c, struct msg *m)
+{
+	char why[200];
+	json_t *rec;
+
+	if ((rec = event_record(m, why, sizeof(why))) == NULL) {
+		log_warnx("audit.sock: peer %u (pid %d): event refused: %s",
+		    c->id, (int)c->cred.pid, why);
+		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s", why);
+	}
+	if (batch_add(rec, c->id, m->hdr.reqid, m->len) == -1)
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
+		    "out of memory");
+	return 0;
+}
+
+/* auditd's own records (request_id null); takes fields. */
+int
+writer_own_event(const char *event, json_t *fields)
+{
+	return batch_add(arec_new("auditd", event, NULL, fields), 0, 0, 0);
+}
+
+static void
+batch_answer(int ok, const char *why)
+{
+	char ack[64];
+	struct conn *c;
+	size_t i;
+
+	for (i = 0; i < nbatch; i++) {
+		if (batch[i].conn == 0 ||
+		    (c = conn_find(batch[i].conn)) == NULL)
+			continue;
+		if (ok) {
+			snprintf(ack, sizeof(ack), "{\"seq\":%" PRIu64 "}",
+			    batch[i].seq);
+			(void)conn_send(c, MSG_AUDIT_ACK, batch[i].reqid, -1,
+			    ack, strlen(ack));
+		} else
+			(void)conn_error(c, batch[i].reqid, ERR_UNAVAIL,
+			    "auditd cannot record the event: %s", why);
+		/*
+		 * Send now rather than on the next turn's POLLOUT: the
+		 * writer's next event then makes the next batch.
+		 */
+		if (channel_flush(&c->ch) == 0 && !channel_pending(&c->ch))
+			ev_set(c->ch.fd, POLLIN);
+	}
+}
+
+/* Writes the batch, syncs once, acknowledges (or refuses) every event. */
+void
+writer_commit(void)
+{
+	char old[PATH_MAX];
+	size_t i;
+	int ok, saved;
+
+	if (commit_timer != 0) {
+		ev_timer_cancel(commit_timer);
+		commit_timer = 0;
+	}
+	if (nbatch == 0)
+		return;
+	ok = alog_commit(&auditd_log, batch, nbatch) == 0;
+	saved = errno;
+	if (!ok)
+		log_warn("%s: cannot record %zu events", auditd_log.path,
+		    nbatch);
+	batch_answer(ok, strerror(saved));
+	if (ok)
+		control_publish(batch, nbatch);
+	for (i = 0; i < nbatch; i++) {
+		json_decref(batch[i].j);
+		free(batch[i].line);
+	}
+	nbatch = batch_bytes = 0;
+	if (ok && auditd_conf.auditd.rotate_size > 0 &&
+	    auditd_log.size >= auditd_conf.auditd.rotate_size)
+		(void)writer_rotate("size", old, sizeof(old));
+}
+
+/*
+ * Starts a new file; its first record, audit.rotated, links to the
+ * last record of the old one and names it.  old gets the old file.
+ */
+int
+writer_rotate(const char *reason, char *old, size_t oldlen)
+{
+	uint64_t last;
+
+	writer_commit();
+	last = auditd_log.seq;
+	if (alog_rotate(&auditd_log, old, oldlen) == -1) {
+		log_warn("%s: cannot rotate", auditd_log.path);
+		return -1;
+	}
+	log_info("%s: rotated (%s) to %s", auditd_log.path, reason, old);
+	if (writer_own_event("audit.rotated", json_pack("{s:s, s:s, s:I}",
+	    "reason", reason, "previous_file", basename(old), "previous_seq",
+	    (json_int_t)last)) == -1)
+		return -1;
+	writer_commit();
+	return 0;
+}

@@ -1,0 +1,388 @@
+#! /usr/bin/env atf-sh
+# auditd through auditctl: a call's trail, tail and follow, stats,
+# rotation, readers and writers kept apart, scrubbing on the way in, the
+# chain checked by verify (tampering pinned to the record), and recovery
+# from kill -9.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+EMIT="$(atf_get_srcdir)/emit.py"
+
+emit()
+{
+	python3 "$EMIT" "$AS_RUN/audit.sock" "$@"
+}
+
+actl()
+{
+	"$(as_bin auditctl)" -f conf.yaml "$@"
+}
+
+# The pid of the auditd we started last.
+auditd_pid()
+{
+	awk '$2 == "auditd" { p = $1 } END { print p }' pids
+}
+
+# Still alive (no seccomp kill) and answering.
+alive()
+{
+	atf_check -o match:"alive" "$(as_bin auditctl)" -f conf.yaml ping
+}
+
+atf_test_case trail cleanup
+trail_head()
+{
+	atf_set "descr" "show returns one call's whole trail, in order, among other calls"
+}
+trail_body()
+{
+	as_conf
+	as_start auditd
+	emit --trail 00000000000000aa >/dev/null &
+	a=$!
+	emit --trail 00000000000000bb >/dev/null &
+	b=$!
+	emit -n 5 -r cc >/dev/null
+	wait $a $b
+	actl show --request-id req-00000000000000aa > trail.txt
+	atf_check -o inline:"runnerd tool.request
+approvald guardrail.decision
+brokerd credential.issued
+runnerd sandbox.started
+runnerd sandbox.completed
+brokerd credential.revoked
+runnerd tool.result
+" awk '{ print $3, $4 }' trail.txt
+	# In seq order, and every record is this call's.
+	atf_check -o empty sh -c "awk '{ print substr(\$2, 2) }' trail.txt | sort -nc"
+	atf_check -o inline:"7\n" sh -c "grep -c ' req-00000000000000aa ' trail.txt"
+	atf_check -o match:'"request_id":"req-00000000000000bb"' \
+	    -o not-match:'req-00000000000000aa' \
+	    "$(as_bin auditctl)" -f conf.yaml show --request-id req-00000000000000bb --json
+	atf_check -s exit:1 -e match:"no records for req-0000000000000fff" \
+	    "$(as_bin auditctl)" -f conf.yaml show --request-id req-0000000000000fff
+	atf_check -s exit:1 -e match:"not a request id" \
+	    "$(as_bin auditctl)" -f conf.yaml show --request-id 42
+	alive
+	as_stop
+}
+trail_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case tail_follow_stats cleanup
+tail_follow_stats_head()
+{
+	atf_set "descr" "tail -n, tail -f sees new records as they commit, stats counts them"
+}
+tail_follow_stats_body()
+{
+	as_conf
+	as_start auditd
+	emit -n 12 -e sandbox.started >/dev/null
+	atf_check -o match:"^.*Z #12 runnerd sandbox.started req-0000000000000001 \{\}$" \
+	    "$(as_bin auditctl)" -f conf.yaml tail -n 1
+	atf_check -o inline:"3\n" sh -c "$(as_bin auditctl) -f conf.yaml tail -n 3 | wc -l"
+	"$(as_bin auditctl)" -f conf.yaml -j tail -f -n 0 > follow.txt &
+	fpid=$!
+	sleep 0.3
+	emit -n 2 -e tool.result -r 77 >/dev/null
+	i=0
+	while [ "$(wc -l < follow.txt)" -lt 2 ] && [ $i -lt 100 ]; do
+		sleep 0.05; i=$((i + 1))
+	done
+	kill $fpid
+	atf_check -o inline:"2\n" sh -c "grep -c '\"event\":\"tool.result\",.*\"request_id\":\"req-0000000000000077\"' follow.txt"
+	atf_check -o match:'"events":14' -o match:'"seq":14' -o match:'"followers":0' \
+	    "$(as_bin auditctl)" -f conf.yaml -j stats
+	atf_check -o match:'^seq: 14$' -o match:'^head: [0-9a-f]{64}$' \
+	    "$(as_bin auditctl)" -f conf.yaml stats
+	alive
+	as_stop
+}
+tail_follow_stats_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case readers_writers cleanup
+readers_writers_head()
+{
+	atf_set "descr" "a writer may only write, a reader may only read"
+}
+readers_writers_body()
+{
+	as_conf
+	sed -i 's/^  readers: .*/  readers: { users: [4242] }/' conf.yaml
+	as_start auditd
+	emit -n 1 >/dev/null
+	for c in "tail" "stats" "rotate" "show --request-id req-0000000000000001"; do
+		atf_check -s exit:1 -e match:"not allowed for uid" \
+		    "$(as_bin auditctl)" -f conf.yaml $c
+	done
+	as_stop
+	as_conf
+	sed -i 's/^  peers: { users: \[[0-9]*\] }$/  peers: { users: [4242] }/' conf.yaml
+	as_start auditd
+	atf_check -s exit:1 -e match:"AUDIT_EVENT: not allowed for uid" \
+	    python3 "$EMIT" "$AS_RUN/audit.sock" -n 1
+	# Reading still works; the refused event left no record.
+	atf_check -o match:"#1 runnerd" -o not-match:"#2" \
+	    "$(as_bin auditctl)" -f conf.yaml tail
+	as_stop
+}
+readers_writers_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case scrub_live cleanup
+scrub_live_head()
+{
+	atf_set "descr" "secret-shaped strings sent by a writer never reach the file"
+}
+scrub_live_body()
+{
+	as_conf
+	as_start auditd
+	jwt="eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJpc3MiOiJrdWJlcm5ldGVzIn0.c2lnbmF0dXJl"
+	pem="-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5\\n-----END EC PRIVATE KEY-----"
+	emit -e credential.issued -d brokerd -F "{
+	  \"scope\": \"k8s-pod-reader\", \"lease_id\": \"kubernetes/creds/r/x1\",
+	  \"ttl\": 600, \"service_account_token\": \"$jwt\",
+	  \"vault\": {\"client_token\": \"hvs.CAESIJ0aB1cD2eF3gH4iJ5kL6mN7\"},
+	  \"$jwt\": [\"s.Ga8jKp2Rz7XqWmNb3LcVdTyH\", {\"k\": \"id=AKIAIOSFODNN7EXAMPLE\"}],
+	  \"stdout\": \"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\\nkey: $pem\\nbearer $jwt done\"
+	}" >/dev/null
+	as_stop
+	atf_check -o match:'"scope":"k8s-pod-reader"' -o match:'"ttl":600' \
+	    -o match:'"lease_id":"kubernetes/creds/r/x1"' cat var/audit.jsonl
+	atf_check -o match:'<redacted:jwt>' -o match:'<redacted:aws-secret>' \
+	    -o match:'<redacted:private-key>' -o match:'<redacted:vault-token>' \
+	    cat var/audit.jsonl
+	atf_check -o empty "$(atf_get_srcdir)/secret_grep.sh" var/audit.jsonl
+}
+scrub_live_cleanup()
+{
+	as_kill_all
+}
+
+# Ten records, auditd stopped, verify happy.
+ten_records()
+{
+	as_conf
+	as_start auditd
+	emit -n 10 >/dev/null
+	as_stop
+	atf_check -o match:"chain intact: 10 records, seq 1..10" \
+	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	cp var/audit.jsonl good.jsonl
+}
+
+atf_test_case verify_tamper
+verify_tamper_head()
+{
+	atf_set "descr" "verify names the exact record after a byte flip, a deleted line, swapped lines"
+}
+verify_tamper_body()
+{
+	ten_records
+	# Flip one bit inside record 5 (tool.request -> tnol.request).
+	python3 -c '
+import sys
+l = open("good.jsonl", "rb").read().split(b"\n")
+i = l[4].index(b"\"event\":\"t") + 10
+l[4] = l[4][:i] + bytes([l[4][i] ^ 1]) + l[4][i + 1:]
+open("flip.jsonl", "wb").write(b"\n".join(l))'
+	atf_check -s exit:1 -o match:"^flip.jsonl:5: seq 5: altered" \
+	    "$(as_bin auditctl)" verify -f flip.jsonl
+	atf_check -s exit:1 -o match:'"line":5' -o match:'"seq":5' -o match:'"ok":false' \
+	    "$(as_bin auditctl)" -j verify -f flip.jsonl
+	sed 5d good.jsonl > del.jsonl
+	atf_check -s exit:1 -o match:"^del.jsonl:5: seq 6: record 5 is missing" \
+	    "$(as_bin auditctl)" verify -f del.jsonl
+	awk 'NR == 5 { l = $0; next } { print } NR == 6 { print l }' \
+	    good.jsonl > swap.jsonl
+	atf_check -s exit:1 \
+	    -o match:"^swap.jsonl:5: seq 6: out of order: seq 5 belongs here and is at line 6" \
+	    "$(as_bin auditctl)" verify -f swap.jsonl
+	# A changed prev breaks the link on both sides of record 7.
+	sed '7s/"prev":"[0-9a-f]/"prev":"x/' good.jsonl > prev.jsonl
+	atf_check -s exit:1 -o match:"^prev.jsonl:7: seq 7: altered" \
+	    "$(as_bin auditctl)" verify -f prev.jsonl
+	sed '3s/,"seq"/, "seq"/' good.jsonl > space.jsonl
+	atf_check -s exit:1 -o match:"^space.jsonl:3: seq 3: altered: not in canonical form" \
+	    "$(as_bin auditctl)" verify -f space.jsonl
+	sed '8s/^{/[/' good.jsonl > junk.jsonl
+	atf_check -s exit:1 -o match:"^junk.jsonl:8: seq 8: not valid JSON" \
+	    "$(as_bin auditctl)" verify -f junk.jsonl
+	printf '{"daemon":"run' >> good.jsonl
+	atf_check -s exit:1 -o match:"^good.jsonl:11: seq 11: torn" \
+	    "$(as_bin auditctl)" verify -f good.jsonl
+	atf_check -s exit:1 -o match:"No such file" \
+	    "$(as_bin auditctl)" verify -f missing.jsonl
+	# Without -f: the configured log.
+	atf_check -o match:"chain intact: 10 records" "$(as_bin auditctl)" -f conf.yaml verify
+}
+
+atf_test_case verify_live cleanup
+verify_live_head()
+{
+	atf_set "descr" "with auditd up, verify also catches an altered, cut or forged tail"
+}
+verify_live_body()
+{
+	as_conf
+	as_start auditd
+	emit -n 5 >/dev/null
+	atf_check -o match:"chain intact: 5 records" -o match:"auditd's head" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	cp var/audit.jsonl good.jsonl
+	# In place (auditd keeps its descriptor): flip a bit of the last record.
+	python3 -c '
+l = open("good.jsonl", "rb").read().split(b"\n")
+i = l[4].index(b"\"event\":\"t") + 10
+l[4] = l[4][:i] + bytes([l[4][i] ^ 1]) + l[4][i + 1:]
+open("var/audit.jsonl", "wb").write(b"\n".join(l))'
+	atf_check -s exit:1 -o match:"audit.jsonl:5: seq 5: altered: its digest is not auditd's head" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	sed '$d' good.jsonl > var/audit.jsonl.new
+	cat var/audit.jsonl.new > var/audit.jsonl
+	atf_check -s exit:1 -o match:"audit.jsonl:4: seq 4: records after this one are missing: auditd wrote up to seq 5" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	# A forged record that links correctly is still not auditd's.
+	python3 -c '
+import hashlib, json
+last = open("good.jsonl", "rb").read().split(b"\n")[4]
+r = json.loads(last)
+r.update(seq=6, prev=hashlib.sha256(last).hexdigest(), event="tool.result")
+open("var/audit.jsonl", "wb").write(open("good.jsonl", "rb").read() +
+    json.dumps(r, sort_keys=True, separators=(",", ":")).encode() + b"\n")'
+	atf_check -s exit:1 -o match:"audit.jsonl:6: seq 6: not written by auditd, whose last record is seq 5" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -o match:"chain intact: 6 records" \
+	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	cat good.jsonl > var/audit.jsonl
+	atf_check -o match:"auditd's head" "$(as_bin auditctl)" -f conf.yaml verify
+	alive
+	as_stop
+}
+verify_live_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case torn_tail cleanup
+torn_tail_head()
+{
+	atf_set "descr" "after kill -9 a torn tail is cut, the cut is recorded, the chain goes on"
+}
+torn_tail_body()
+{
+	as_conf
+	as_start auditd
+	emit -n 5 >/dev/null
+	kill -9 "$(auditd_pid)"
+	printf '{"daemon":"runnerd","event":"tool.re' >> var/audit.jsonl
+	as_start auditd
+	emit -n 1 -e tool.result >/dev/null
+	atf_check -o match:"#6 auditd audit.recovered - .*\"truncated_bytes\":36" \
+	    -o match:"#7 runnerd tool.result" \
+	    "$(as_bin auditctl)" -f conf.yaml tail -n 2
+	atf_check -o match:"chain intact: 7 records" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	alive
+	as_stop
+}
+torn_tail_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case kill9_under_load cleanup
+kill9_under_load_head()
+{
+	atf_set "descr" "kill -9 while writers write: every acknowledged event survives, the chain holds"
+	atf_set "timeout" "120"
+}
+kill9_under_load_body()
+{
+	as_conf
+	as_start auditd
+	ws=""
+	for w in 1 2 3 4; do
+		emit -n 100000 -r $w > acked.$w 2>/dev/null &
+		ws="$ws $!"
+	done
+	sleep 1
+	kill -9 "$(auditd_pid)"
+	wait $ws
+	acked=$(cat acked.* | sort -n | tail -1)
+	[ -n "$acked" ] || atf_fail "no event was acknowledged"
+	as_start auditd
+	# Every acknowledged seq is on disk.
+	for s in $(cat acked.*); do echo "$s"; done | sort -n > want
+	atf_check -o match:"chain intact" "$(as_bin auditctl)" -f conf.yaml verify
+	grep -o '"seq":[0-9]*' var/audit.jsonl | cut -d: -f2 | sort -n > have
+	atf_check -o empty comm -23 want have
+	alive
+	as_stop
+}
+kill9_under_load_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case rotation cleanup
+rotation_head()
+{
+	atf_set "descr" "rotation by size, SIGHUP and auditctl rotate keeps one chain across files"
+}
+rotation_body()
+{
+	AS_AUDITD_EXTRA="  rotate_size: 4k"
+	as_conf
+	as_start auditd
+	emit -n 40 -F '{"output": "'"$(printf '%0200d' 0)"'"}' >/dev/null
+	kill -HUP "$(auditd_pid)"
+	sleep 0.2
+	atf_check -o match:"previous_file: .*/var/audit.jsonl.0000000000" \
+	    "$(as_bin auditctl)" -f conf.yaml rotate
+	emit -n 1 >/dev/null
+	n=$(ls var/audit.jsonl.* | wc -l)
+	[ "$n" -ge 4 ] || atf_fail "only $n rotated files"
+	for f in var/audit.jsonl.*; do
+		head -1 "$f"
+	done | grep -c audit.rotated > /dev/null
+	args=""
+	for f in $(ls var/audit.jsonl.* | sort) var/audit.jsonl; do
+		args="$args -f $f"
+	done
+	atf_check -o match:"chain intact: $((40 + 1 + n)) records, seq 1\.\.$((41 + n)) in $((n + 1)) files" \
+	    "$(as_bin auditctl)" verify $args
+	# Each new file starts with audit.rotated linking to the old one.
+	atf_check -o match:'"event":"audit.rotated"' head -1 var/audit.jsonl
+	atf_check -s exit:0 -o match:"first record links to an earlier file" \
+	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	alive
+	as_stop
+}
+rotation_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case trail
+	atf_add_test_case tail_follow_stats
+	atf_add_test_case readers_writers
+	atf_add_test_case scrub_live
+	atf_add_test_case verify_tamper
+	atf_add_test_case verify_live
+	atf_add_test_case torn_tail
+	atf_add_test_case kill9_under_load
+	atf_add_test_case rotation
+}

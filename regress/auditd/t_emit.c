@@ -1,0 +1,261 @@
+/*
+ * The audit client against a real auditd: every event is acknowledged
+ * only once it is in the file; with auditd gone, or refusing, the
+ * client says so (-1) and the caller must not proceed (fail closed);
+ * concurrent writers share fsyncs and still form one whole chain.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <atf-c.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cjson.h"
+#include "config.h"
+
+#define WRITERS		16
+#define PER_WRITER	100
+
+static void
+write_conf(int writer, int reader)
+{
+	char cwd[PATH_MAX];
+	FILE *f;
+
+	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
+	ATF_REQUIRE(mkdir("run", 0755) == 0 && mkdir("var", 0755) == 0);
+	ATF_REQUIRE((f = fopen("conf.yaml", "w")) != NULL);
+	fprintf(f, "runtime_dir: %s/run\nauditd:\n  user: \"\"\n"
+	    "  peers: { users: [%u] }\n  readers: { users: [%u] }\n"
+	    "  log: %s/var/audit.jsonl\n", cwd,
+	    writer ? (unsigned)getuid() : 4242u,
+	    reader ? (unsigned)getuid() : 4242u, cwd);
+	fclose(f);
+}
+
+static pid_t
+start_auditd(const atf_tc_t *tc)
+{
+	char bin[PATH_MAX];
+	struct stat st;
+	pid_t pid;
+	int i;
+
+	snprintf(bin, sizeof(bin), "%s/auditd",
+	    atf_tc_get_config_var(tc, "bindir"));
+	ATF_REQUIRE((pid = fork()) != -1);
+	if (pid == 0) {
+		freopen("auditd.log", "a", stderr);
+		execl(bin, "auditd", "-d", "-f", "conf.yaml", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 200 && stat("run/audit.sock", &st) == -1; i++)
+		usleep(25000);
+	ATF_REQUIRE_MSG(i < 200, "auditd did not start (see auditd.log)");
+	return pid;
+}
+
+static void
+stop_auditd(pid_t pid)
+{
+	int status;
+
+	ATF_REQUIRE(kill(pid, SIGTERM) == 0);
+	ATF_REQUIRE(waitpid(pid, &status, 0) == pid);
+	ATF_REQUIRE_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "auditd exited with status %#x", status);
+}
+
+static void
+client_init(const char *proc)
+{
+	struct as_config conf;
+	char err[1024];
+
+	ATF_REQUIRE_MSG(config_load("conf.yaml", &conf, err, sizeof(err)) ==
+	    0, "%s", err);
+	ATF_REQUIRE(audit_init(&conf, proc) == 0);
+}
+
+static size_t
+count_lines(const char *path, const char *needle)
+{
+	char line[8192];
+	size_t n = 0;
+	FILE *f;
+
+	ATF_REQUIRE((f = fopen(path, "r")) != NULL);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (needle == NULL || strstr(line, needle) != NULL)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Runs an auditctl command; returns its exit status, output in out. */
+static int
+auditctl(const atf_tc_t *tc, const char *args, char *out, size_t outlen)
+{
+	char cmd[PATH_MAX * 2];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s/auditctl -f conf.yaml %s",
+	    atf_tc_get_config_var(tc, "bindir"), args);
+	ATF_REQUIRE((p = popen(cmd, "r")) != NULL);
+	n = fread(out, 1, outlen - 1, p);
+	out[n] = '\0';
+	return WEXITSTATUS(pclose(p));
+}
+
+ATF_TC(acked_and_written);
+ATF_TC_HEAD(acked_and_written, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(acked_and_written, tc)
+{
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_REQUIRE(audit_emit("tool.request", 0x1234, json_pack("{s:s, s:s}",
+	    "tool", "k8s_get_pod_status", "token", "hunter2")) == 0);
+	/* Acknowledged means already in the file. */
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl",
+	    "\"daemon\":\"runnerd\",\"event\":\"tool.request\","
+	    "\"fields\":{\"token\":\"<redacted>\",\"tool\":"
+	    "\"k8s_get_pod_status\"}"), 1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl",
+	    "\"request_id\":\"req-0000000000001234\",\"seq\":1,"), 1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "hunter2"), 0);
+	stop_auditd(pid);
+}
+
+ATF_TC(fail_closed);
+ATF_TC_HEAD(fail_closed, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(fail_closed, tc)
+{
+	pid_t pid;
+
+	write_conf(1, 1);
+	client_init("runnerd");
+	/* Never started. */
+	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), -1);
+	pid = start_auditd(tc);
+	ATF_CHECK_EQ(audit_emit("tool.request", 2, NULL), 0);
+	stop_auditd(pid);
+	/* Gone while we held a connection: the reconnect fails too. */
+	ATF_CHECK_EQ(audit_emit("sandbox.started", 3, NULL), -1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "sandbox.started"), 0);
+}
+
+/* A refused event is a failure to record, not a silent drop. */
+ATF_TC(refused);
+ATF_TC_HEAD(refused, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(refused, tc)
+{
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_CHECK_EQ(audit_emit("audit.rotated", 1, NULL), -1);
+	ATF_CHECK_EQ(audit_emit("Bad Name", 1, NULL), -1);
+	ATF_CHECK_EQ(audit_emit("tool.request", 1, json_pack("[i]", 1)), -1);
+	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), 0);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
+	stop_auditd(pid);
+}
+
+/* A peer on the readers list only may not write. */
+ATF_TC(reader_cannot_write);
+ATF_TC_HEAD(reader_cannot_write, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(reader_cannot_write, tc)
+{
+	pid_t pid;
+
+	write_conf(0, 1);
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), -1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 0);
+	stop_auditd(pid);
+}
+
+ATF_TC(group_commit);
+ATF_TC_HEAD(group_commit, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+	atf_tc_set_md_var(tc, "timeout", "120");
+}
+ATF_TC_BODY(group_commit, tc)
+{
+	char out[4096], err[256];
+	json_t *stats;
+	pid_t pid, kids[WRITERS];
+	int i, j, status, failed = 0;
+
+	write_conf(1, 1);
+	pid = start_auditd(tc);
+	for (i = 0; i < WRITERS; i++) {
+		ATF_REQUIRE((kids[i] = fork()) != -1);
+		if (kids[i] == 0) {
+			client_init("runnerd");
+			for (j = 0; j < PER_WRITER; j++)
+				if (audit_emit("tool.request",
+				    (uint64_t)(i + 1) << 32 | (uint64_t)j,
+				    json_pack("{s:i, s:i}", "writer", i, "n",
+				    j)) == -1)
+					_exit(1);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < WRITERS; i++) {
+		ATF_REQUIRE(waitpid(kids[i], &status, 0) == kids[i]);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	}
+	ATF_CHECK_EQ(failed, 0);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL),
+	    WRITERS * PER_WRITER);
+	ATF_CHECK_EQ(auditctl(tc, "verify", out, sizeof(out)), 0);
+	ATF_REQUIRE_EQ(auditctl(tc, "-j stats", out, sizeof(out)), 0);
+	stats = cjson_parse(out, strlen(out), err, sizeof(err));
+	ATF_REQUIRE_MSG(stats != NULL, "%s: %s", out, err);
+	ATF_CHECK_EQ(json_integer_value(json_object_get(stats, "events")),
+	    WRITERS * PER_WRITER);
+	/* Fewer syncs than events: events did share a commit. */
+	ATF_CHECK_MSG(json_integer_value(json_object_get(stats, "batches")) <
+	    WRITERS * PER_WRITER, "%s", out);
+	ATF_CHECK_MSG(json_integer_value(json_object_get(stats,
+	    "max_batch")) > 1, "%s", out);
+	json_decref(stats);
+	stop_auditd(pid);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, acked_and_written);
+	ATF_TP_ADD_TC(tp, fail_closed);
+	ATF_TP_ADD_TC(tp, refused);
+	ATF_TP_ADD_TC(tp, reader_cannot_write);
+	ATF_TP_ADD_TC(tp, group_commit);
+	return atf_no_error();
+}
