@@ -2,11 +2,78 @@
 #ifndef BROKERD_H
 #define BROKERD_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
 #include "config.h"
 #include "server.h"
+
+#define LEASE_ID_MAX	256
 
 extern struct as_config	 brokerd_conf;
 
 int	brokerd_dispatch_runnerd(struct conn *, struct msg *);
+
+/*
+ * cred.c: a secret in memory.  It is never formatted but through
+ * secret_fmt(), which says "<redacted>", and every copy is wiped.
+ */
+struct secret {
+	char		*buf;
+	size_t		 len;
+};
+
+void		 cred_init(void);
+void		 json_text_free(char *);
+int		 secret_set(struct secret *, const void *, size_t);
+void		 secret_clear(struct secret *);
+const char	*secret_fmt(const struct secret *);
+int		 cred_file(const struct brokerd_scope *, const char *,
+		    const char *, long, const json_t *, const char *,
+		    struct secret *);
+int		 cred_memfd(const struct secret *);
+
+/* scope.c: which scope and namespace an action gets, or why none. */
+struct cred_target {
+	const struct brokerd_scope *scope;
+	char		 tool[NAME_MAX_LEN];
+	char		 ns[NAME_MAX_LEN];	/* "" for engine none */
+};
+
+const struct brokerd_scope *scope_of_tool(const struct scope_table *,
+		    const char *);
+int		 scope_resolve(const struct scope_table *, const json_t *,
+		    struct cred_target *, char *, size_t);
+int		 namespace_valid(const char *);
+
+/* vault.c: the only Vault client; one request at a time, bounded. */
+struct vault_lease {
+	char		 lease_id[LEASE_ID_MAX];
+	long		 ttl;
+	json_t		*data;		/* Vault's "data": holds the secret */
+};
+
+int		 vault_init(const struct brokerd_vault *, char *, size_t);
+int		 vault_configured(void);
+int		 vault_token_load(char *, size_t);
+int		 vault_health(char *, size_t);
+int		 vault_issue(const struct brokerd_scope *, const char *,
+		    struct vault_lease *, char *, size_t);
+int		 vault_revoke(const char *, char *, size_t);
+void		 vault_lease_clear(struct vault_lease *);
+int		 lease_id_valid(const char *);
+
+/* journal.c: lease ids outstanding, on disk, for after a crash. */
+int		 journal_open(const char *, void (*)(const char *, void *),
+		    void *, char *, size_t);
+int		 journal_add(const char *);
+int		 journal_remove(const char *, int);
+
+/* issue.c: CRED_ISSUE and CRED_REVOKE, and leases left behind. */
+int		 broker_init(const struct as_config *, char *, size_t);
+int		 broker_issue(struct conn *, struct msg *);
+int		 broker_revoke(struct conn *, struct msg *);
+void		 broker_sweep(void *);
 
 #endif

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""brokerd's added latency per issue+revoke, against the Vault double.
+
+  python3 regress/brokerd/bench.py BINDIR [ROUNDS]
+
+Starts the Vault double, the real auditd and brokerd in a temporary
+directory, then times ROUNDS (default 200) of
+
+  via brokerd: CRED_ISSUE (the memfd read back) + CRED_REVOKE on broker.sock
+  direct:      POST kubernetes/creds/<role> + PUT sys/leases/revoke to the
+               double over one kept-alive TLS connection, as brokerd does
+
+and reports both and their difference: what brokerd adds per call (scope
+checks, journal fsyncs, two audit round trips with auditd's fsyncs, the
+memfd).  Not a kyua test: figures depend on the machine.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HDR = struct.Struct("<IIIHHQ")
+CRED_ISSUE, CRED_ISSUED, CRED_REVOKE, CRED_REVOKED = 400, 401, 402, 403
+TOKEN = "hvs.bench-token"
+
+
+def wait_for(path):
+    for _ in range(400):
+        if os.path.exists(path):
+            return
+        time.sleep(0.025)
+    sys.exit("%s did not appear" % path)
+
+
+def call(sock, mtype, reqid, payload):
+    data = json.dumps(payload).encode()
+    sock.sendall(HDR.pack(mtype, len(data), 0, 1, 0, reqid) + data)
+    hdr, fds, _, _ = socket.recv_fds(sock, HDR.size, 1)
+    while len(hdr) < HDR.size:
+        hdr += sock.recv(HDR.size - len(hdr))
+    rtype, length, _, _, _, _ = HDR.unpack(hdr)
+    body = b""
+    while len(body) < length:
+        body += sock.recv(length - len(body))
+    for fd in fds:
+        os.pread(fd, 4096, 0)
+        os.close(fd)
+    if rtype not in (CRED_ISSUED, CRED_REVOKED):
+        sys.exit("brokerd answered %d: %r" % (rtype, body))
+    return json.loads(body)
+
+
+def via_brokerd(sockpath, rounds):
+    times = []
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(sockpath)
+        for i in range(rounds):
+            t = time.perf_counter()
+            r = call(s, CRED_ISSUE, i + 1, {"tool": "k8s_get_pod_status",
+                     "arguments": {"namespace": "demo"}})
+            call(s, CRED_REVOKE, i + 1, {"lease_id": r["lease_id"]})
+            times.append(time.perf_counter() - t)
+    return times
+
+
+def direct(port, ca, rounds):
+    ctx = ssl.create_default_context(cafile=ca)
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx)
+    hdrs = {"X-Vault-Token": TOKEN, "Content-Type": "application/json"}
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        conn.request("POST", "/v1/kubernetes/creds/pod-reader", json.dumps(
+            {"kubernetes_namespace": "demo", "ttl": "600s"}), hdrs)
+        lease = json.loads(conn.getresponse().read())["lease_id"]
+        conn.request("PUT", "/v1/sys/leases/revoke",
+                     json.dumps({"lease_id": lease}), hdrs)
+        conn.getresponse().read()
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    bindir = os.path.abspath(sys.argv[1])
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    w = tempfile.mkdtemp(prefix="asbench.")
+    procs = []
+    try:
+        os.chdir(w)
+        os.makedirs("run")
+        os.makedirs("dbl")
+        subprocess.run(["sh", os.path.join(HERE, "mkcerts.sh"), "."],
+                       check=True)
+        with open("token", "w") as f:
+            f.write(TOKEN + "\n")
+        log = open("bench.log", "w")
+        procs.append(subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "vault_double.py"), "--cert",
+             "server.pem", "--key", "server.key", "--token-file", "token",
+             "--state", "dbl"], stdout=log, stderr=log))
+        wait_for("dbl/port")
+        port = int(open("dbl/port").read())
+        uid = os.getuid()
+        with open("conf.yaml", "w") as f:
+            f.write("""runtime_dir: {w}/run
+auditd:
+  user: ""
+  peers: {{ users: [{uid}] }}
+  log: {w}/audit.jsonl
+brokerd:
+  user: ""
+  peers: {{ users: [{uid}] }}
+  journal: {w}/leases.journal
+  vault:
+    addr: https://127.0.0.1:{port}
+    ca_file: {w}/ca.pem
+    token_file: {w}/token
+  scopes:
+    pod-reader:
+      engine: kubernetes
+      tools: [k8s_get_pod_status]
+      mount: kubernetes
+      role: pod-reader
+      namespaces: [demo]
+      target_arg: namespace
+""".format(w=w, uid=uid, port=port))
+        for d, sock in (("auditd", "audit.sock"), ("brokerd", "broker.sock")):
+            procs.append(subprocess.Popen(
+                [os.path.join(bindir, d), "-d", "-f", w + "/conf.yaml"],
+                stdout=log, stderr=log))
+            wait_for("run/" + sock)
+        time.sleep(0.3)
+        via_brokerd(w + "/run/broker.sock", 10)    # warm up both paths
+        direct(port, "ca.pem", 10)
+        b = via_brokerd(w + "/run/broker.sock", rounds)
+        d = direct(port, "ca.pem", rounds)
+        mb, md = statistics.median(b), statistics.median(d)
+        print("rounds: %d (issue + revoke each)" % rounds)
+        print("via brokerd: median %.2f ms, mean %.2f ms, p95 %.2f ms" % (
+            mb * 1e3, statistics.mean(b) * 1e3,
+            sorted(b)[int(rounds * 0.95) - 1] * 1e3))
+        print("direct:      median %.2f ms, mean %.2f ms, p95 %.2f ms" % (
+            md * 1e3, statistics.mean(d) * 1e3,
+            sorted(d)[int(rounds * 0.95) - 1] * 1e3))
+        print("brokerd adds: %.2f ms per issue+revoke (median)" % (
+            (mb - md) * 1e3))
+    finally:
+        for p in reversed(procs):
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(w, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""A Vault API double for brokerd's tests (Python 3 standard library).
+
+Serves HTTPS with the certificate it is given and implements what
+brokerd uses, as Vault's API documentation describes it:
+
+  GET  /v1/sys/health          200 {"initialized","sealed","standby",...};
+                               unauthenticated
+       https://developer.hashicorp.com/vault/api-docs/system/health
+  POST /v1/<mount>/creds/<role> {"kubernetes_namespace", "ttl"}
+                               -> {"lease_id","lease_duration","renewable",
+                               "data": {"service_account_name",
+                               "service_account_namespace",
+                               "service_account_token"}}
+       https://developer.hashicorp.com/vault/api-docs/secret/kubernetes
+  POST /v1/<mount>/sts/<role>  {"ttl"} -> data {"access_key","secret_key",
+                               "security_token"}
+       https://developer.hashicorp.com/vault/api-docs/secret/aws
+  PUT  /v1/sys/leases/revoke   {"lease_id"} -> 204 (also for a lease that is
+                               gone, as Vault does)
+  PUT  /v1/sys/leases/lookup   {"lease_id"} -> {"data": {"id","issue_time",
+                               "expire_time","last_renewal","renewable",
+                               "ttl"}}, 400 {"errors":["invalid lease"]}
+       https://developer.hashicorp.com/vault/api-docs/system/leases
+
+Every other endpoint wants the X-Vault-Token header to equal the token
+file's contents, else 403 {"errors":["permission denied"]}.  Errors are
+Vault-shaped: {"errors": [...]}.
+
+State directory (--state):
+  port         written once listening (the port is chosen by the kernel)
+  fault        read on every request: "" | down | 403 | 500 | slow SECONDS
+  leases.jsonl appended: {"op":"mint",...} and {"op":"revoke",...}
+"""
+
+import argparse
+import datetime
+import http.server
+import json
+import os
+import re
+import secrets
+import socket
+import ssl
+import sys
+import threading
+import time
+
+CREDS = re.compile(r"^/v1/(.+)/(creds|sts)/([^/]+)$")
+
+
+class Double:
+    def __init__(self, state, token_file, sa_token_prefix):
+        self.state = state
+        self.token_file = token_file
+        self.prefix = sa_token_prefix
+        self.lock = threading.Lock()
+        self.leases = {}
+
+    def token(self):
+        with open(self.token_file) as f:
+            return f.read().strip()
+
+    def fault(self):
+        try:
+            with open(os.path.join(self.state, "fault")) as f:
+                return f.read().split()
+        except FileNotFoundError:
+            return []
+
+    def record(self, entry):
+        with self.lock, open(os.path.join(self.state, "leases.jsonl"),
+                             "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def parse_ttl(v, default=3600):
+    if v is None or v == "":
+        return default
+    if isinstance(v, int):
+        return v
+    m = re.fullmatch(r"(\d+)([smh]?)", str(v))
+    if not m:
+        raise ValueError("invalid ttl %r" % v)
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def rfc3339(t):
+    return datetime.datetime.fromtimestamp(
+        t, datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "vault-double"
+
+    def setup(self):
+        super().setup()
+        # Headers and body go out in two writes: no Nagle wait between.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, fmt, *args):
+        pass    # the request line is enough noise; never the headers
+
+    def reply(self, status, body=None):
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def error(self, status, *msgs):
+        self.reply(status, {"errors": list(msgs)})
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        return json.loads(raw) if raw else {}
+
+    def handle_any(self, method):
+        d = self.server.double
+        fault = d.fault()
+        if fault and fault[0] == "slow":
+            time.sleep(float(fault[1]) if len(fault) > 1 else 5)
+        elif fault and fault[0] == "down":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        try:
+            body = self.body()
+        except ValueError:
+            return self.error(400, "failed to parse JSON input")
+        if self.path.split("?")[0] == "/v1/sys/health" and method == "GET":
+            if fault and fault[0] == "500":
+                return self.error(500, "internal error")
+            return self.reply(200, {
+                "initialized": True, "sealed": False, "standby": False,
+                "performance_standby": False, "version": "double",
+                "cluster_name": "vault-double",
+                "server_time_utc": int(time.time())})
+        if self.headers.get("X-Vault-Token") != d.token() or \
+                (fault and fault[0] == "403"):
+            return self.error(403, "permission denied")
+        if fault and fault[0] == "500":
+            return self.error(500, "1 error occurred:\n\t* internal error")
+        if self.path == "/v1/sys/leases/revoke" and method in ("PUT", "POST"):
+            return self.revoke(body)
+        if self.path == "/v1/sys/leases/lookup" and method in ("PUT", "POST"):
+            return self.lookup(body)
+        m = CREDS.match(self.path)
+        if m and method in ("POST", "PUT", "GET"):
+            return self.creds(m.group(1), m.group(2), m.group(3), body)
+        return self.error(404)
+
+    def creds(self, mount, kind, role, body):
+        d = self.server.double
+        try:
+            ttl = parse_ttl(body.get("ttl"))
+        except ValueError as e:
+            return self.error(400, str(e))
+        ns = body.get("kubernetes_namespace")
+        if kind == "creds" and not ns:
+            return self.error(400, "'kubernetes_namespace' is required")
+        lease_id = "%s/%s/%s/%s" % (mount, kind, role, secrets.token_hex(12))
+        now = time.time()
+        if kind == "creds":
+            data = {"service_account_name": "v-token-%s-%s" % (
+                        role, secrets.token_hex(4)),
+                    "service_account_namespace": ns,
+                    "service_account_token": "%s-%s" % (
+                        d.prefix, secrets.token_hex(16))}
+        else:
+            data = {"access_key": "ASIA" + secrets.token_hex(8).upper(),
+                    "secret_key": "%s-aws-%s" % (d.prefix,
+                                                 secrets.token_hex(16)),
+                    "security_token": "%s-sts-%s" % (d.prefix,
+                                                     secrets.token_hex(16)),
+                    "arn": "arn:aws:sts::000000000000:assumed-role/" + role}
+        with d.lock:
+            d.leases[lease_id] = (now, ttl)
+        d.record({"op": "mint", "lease_id": lease_id, "namespace": ns,
+                  "ttl": ttl, "role": role})
+        self.reply(200, {"request_id": secrets.token_hex(16),
+                         "lease_id": lease_id, "renewable": False,
+                         "lease_duration": ttl, "data": data,
+                         "wrap_info": None, "warnings": None, "auth": None})
+
+    def revoke(self, body):
+        d = self.server.double
+        lease_id = body.get("lease_id")
+        if not lease_id:
+            return self.error(400, "lease_id is required")
+        with d.lock:
+            known = d.leases.pop(lease_id, None) is not None
+        d.record({"op": "revoke", "lease_id": lease_id, "known": known})
+        self.reply(204)
+
+    def lookup(self, body):
+        d = self.server.double
+        with d.lock:
+            lease = d.leases.get(body.get("lease_id"))
+        if lease is None:
+            return self.error(400, "invalid lease")
+        issued, ttl = lease
+        left = max(0, int(issued + ttl - time.time()))
+        self.reply(200, {"data": {
+            "id": body["lease_id"], "issue_time": rfc3339(issued),
+            "expire_time": rfc3339(issued + ttl), "last_renewal": None,
+            "renewable": False, "ttl": left}})
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+    def do_PUT(self):
+        self.handle_any("PUT")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cert", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--token-file", required=True)
+    p.add_argument("--state", required=True)
+    p.add_argument("--sa-token-prefix", default="SATOKEN")
+    a = p.parse_args()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.double = Double(a.state, a.token_file, a.sa_token_prefix)
+    tmp = os.path.join(a.state, "port.new")
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, os.path.join(a.state, "port"))
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
