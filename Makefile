@@ -73,7 +73,7 @@ $(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
 
 # kyua runs from a copy of regress/ that holds the built test programs.
 REGRESS_FILES := $(filter-out %.c,$(shell find regress -type f))
-tests: $(TEST_BINS) $(TOOL_BINS) $(REGRESS_FILES:%=$(BUILD)/%)
+tests: $(PROGS:%=$(BUILD)/bin/%) $(TEST_BINS) $(TOOL_BINS) $(REGRESS_FILES:%=$(BUILD)/%)
 
 $(BUILD)/regress/%: regress/%
 	@mkdir -p $(dir $@)
