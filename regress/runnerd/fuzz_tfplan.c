@@ -1,0 +1,51 @@
+/*
+ * libFuzzer target for the plan summary: the plan JSON comes out of a
+ * sandbox the agent's module ran in.  The input is the plan JSON and also
+ * the plan text, with the signals on, so both readings run on every input.
+ *
+ * Not built by make; from the top of the tree:
+ *	mkdir -p obj-fuzz && clang-14 -g -O1 -D_GNU_SOURCE -Icommon \
+ *	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+ *	    $(pkg-config --cflags jansson) -o obj-fuzz/fuzz_tfplan \
+ *	    regress/runnerd/fuzz_tfplan.c runnerd/tfplan.c common/cjson.c \
+ *	    $(pkg-config --libs jansson libcrypto)
+ *	cp -r regress/runnerd/corpus-tfplan obj-fuzz/corpus
+ *	obj-fuzz/fuzz_tfplan -max_total_time=60 \
+ *	    -dict=regress/runnerd/fuzz_tfplan.dict obj-fuzz/corpus
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runnerd/tfplan.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static json_t *patterns;
+	struct tfplan_signals sig;
+	char err[256], *text;
+	json_t *s;
+
+	if (patterns == NULL &&
+	    (patterns = json_pack("[s, s]", "must be replaced", "delete")) ==
+	    NULL)
+		abort();
+	if ((text = malloc(size + 1)) == NULL)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	err[0] = '\0';
+	sig.patterns = patterns;
+	sig.delete_actions = 1;
+	s = tfplan_summary(text, size, text, &sig, err, sizeof(err));
+	/* Either a summary or a reason, never neither. */
+	if (s == NULL && err[0] == '\0')
+		abort();
+	json_decref(s);
+	free(text);
+	return 0;
+}
