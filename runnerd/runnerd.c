@@ -1,23 +1,49 @@
+/*
+ * runnerd: takes tool calls from mcpd on runner.sock, has each decided
+ * by approvald and credentialed by brokerd, runs it in a sandbox and
+ * records every step with auditd.  The sandbox backend's privileged
+ * part is forked before this process drops to its user and seccomp.
+ */
+#include <string.h>
+
+#include "audit.h"
 #include "daemon.h"
 #include "log.h"
 #include "runnerd.h"
 #include "sandbox.h"
-
-struct as_config	 runnerd_conf;
+#include "tools.h"
 
 static struct listener	 runner_listener = {
 	.name = "runner.sock",
 	.acl = &runnerd_conf.runnerd.peers,
 	.mode = 0666,
 	.dispatch = runnerd_dispatch_mcpd,
+	.closed = runnerd_closed_mcpd,
 };
 
 int
 runnerd_dispatch_mcpd(struct conn *c, struct msg *m)
 {
-	(void)c;
+	if (m->fd != -1)
+		return -1;
+	switch (m->hdr.type) {
+	case MSG_TOOL_CALL:
+		call_start(c, m);
+		return 0;
+	case MSG_TOOL_CANCEL:
+		if (m->len != 0)
+			return -1;
+		call_cancel(c, m->hdr.reqid);
+		return 0;
+	}
 	log_warnx("runner.sock: unexpected %s", msg_type_name(m->hdr.type));
 	return -1;
+}
+
+void
+runnerd_closed_mcpd(struct conn *c)
+{
+	call_conn_closed(c);
 }
 
 int
@@ -25,8 +51,18 @@ main(int argc, char *argv[])
 {
 	struct daemon_opts opts;
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char err[256];
 
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
+	if (strcmp(runnerd_conf.runnerd.backend, "gvisor") != 0)
+		fatalx("backend %s is not built yet",
+		    runnerd_conf.runnerd.backend);
+	runnerd_backend = &gvisor_backend;
+	if (tools_init(err, sizeof(err)) == -1)
+		fatalx("tools: %s", err);
+	if (audit_init(&runnerd_conf, "runnerd") == -1)
+		fatal("audit socket path");
+	runnerd_backend->init(&runnerd_conf, call_done, call_swept);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)
 		fatal("%s", runner_listener.name);
 	daemon_signals(NULL);
@@ -34,5 +70,6 @@ main(int argc, char *argv[])
 	priv_drop(runnerd_conf.runnerd.user);
 	sandbox_enter(ROLE_RUNNERD, &paths, daemon_trap(&runnerd_conf));
 	daemon_run();
+	runnerd_backend->stop();
 	return 0;
 }

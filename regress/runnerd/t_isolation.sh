@@ -1,0 +1,45 @@
+#! /usr/bin/env atf-sh
+# The isolation claims of the gvisor backend (issue 6), each a test; the
+# same checks make scripts/verify-local.
+
+rd_case()
+{
+	atf_test_case "$1" cleanup
+	eval "$1_head() {
+		atf_set descr '$2'
+		atf_set require.user root
+		atf_set require.progs runsc python3
+		atf_set timeout ${3:-120}
+	}
+	$1_body() {
+		RD_BIN=\$(atf_config_get bindir)
+		RD_LIB=\$(atf_get_srcdir)
+		. \"\$RD_LIB/rd.subr\"
+		check_$1 2>err || atf_fail \"\$(tr '\\n' ' ' < err)\"
+		rd_stop
+	}
+	$1_cleanup() {
+		RD_LIB=\$(atf_get_srcdir)
+		. \"\$RD_LIB/rd.subr\"
+		rd_stop
+	}"
+}
+
+rd_case kernel "the kernel inside is gVisor, not the host kernel"
+rd_case network "no network: only lo; TCP and DNS to the host fail"
+rd_case egress "an allowlisted loopback server answers, another port not"
+rd_case filesystem "read-only root, uid 65534, no capabilities"
+rd_case credential "clean environment; credential file read-only, then gone"
+rd_case memory "the memory limit ends the sandbox"
+rd_case pids "the pids limit stops a bounded fork loop"
+rd_case deadline "the deadline kills sleep 1000"
+rd_case output "the output cap ends the sandbox on either stream"
+rd_case leftovers "nothing left behind after 200 calls" 300
+
+atf_init_test_cases()
+{
+	for t in kernel network egress filesystem credential memory pids \
+	    deadline output leftovers; do
+		atf_add_test_case "$t"
+	done
+}

@@ -1,0 +1,48 @@
+/*
+ * The sandbox backend as the call pipeline sees it: start a command with
+ * files in; get back its exit status, capped output and files out; kill
+ * it.  A backend cleans up after itself, also after a kill.  gvisor
+ * (runsc on this machine) is the one built today; a kubernetes backend
+ * goes beside it without touching the callers.
+ */
+#ifndef RUNNERD_BACKEND_H
+#define RUNNERD_BACKEND_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "config.h"
+
+struct sbx_request {
+	uint64_t	 id;		/* the call's request id */
+	json_t		*argv;		/* array of strings */
+	json_t		*files_in;	/* NULL or {"name": "text"} */
+	json_t		*files_out;	/* NULL or ["name", ...] */
+	json_t		*egress;	/* NULL or ["host:port", ...]; else no network */
+	int		 credfd;	/* -1 or the secret's memfd; always taken */
+};
+
+/*
+ * The result, a JSON object: "status" (exited, deadline, memory_limit,
+ * output_limit, killed, failed), "exit_code", "signal", "stdout",
+ * "stderr", "stdout_truncated", "stderr_truncated", "duration_ms",
+ * "files" and, when status is failed, "error".
+ */
+typedef void	(*sbx_done_cb)(uint64_t, json_t *);
+/* Leftovers removed at start-up: {"sandboxes": ["req-...", ...]}. */
+typedef void	(*sbx_swept_cb)(json_t *);
+
+struct backend {
+	const char	*name;
+	/* Before privileges drop: check the runtime, start helpers. */
+	void		(*init)(const struct as_config *, sbx_done_cb,
+			    sbx_swept_cb);
+	int		(*start)(const struct sbx_request *);
+	void		(*kill)(uint64_t);
+	/* On exit: end what runs and wait until it is cleaned up. */
+	void		(*stop)(void);
+};
+
+extern const struct backend	gvisor_backend;
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * One OCI bundle per call: a config.json for runsc, the workspace with
+ * the call's input files and the credential file; the shared read-only
+ * root skeleton they point at.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher.h"
+#include "log.h"
+
+#define CRED_MAX	(1024 * 1024)
+
+/* Host trees bound read-only when no rootfs is configured. */
+static const char *const host_tops[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
+};
+static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
+static const char *const skeleton[] = {
+	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
+	"run/secrets", NULL
+};
+
+void
+container_id(uint64_t id, char out[CONTAINER_ID_LEN])
+{
+	snprintf(out, CONTAINER_ID_LEN, CONTAINER_PREFIX "%016" PRIx64, id);
+}
+
+/* snprintf for paths: -1 (ENAMETOOLONG) rather than a cut path. */
+int
+pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The read-only root shared by every call: mount points, and the
+ * host's /bin, /lib... as the same symlinks into /usr the host has.
+ */
+int
+rootfs_prepare(const struct as_config *conf, char *out, size_t len)
+{
+	char path[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	size_t i;
+
+	if (conf->runnerd.rootfs[0] != '\0') {
+		if (stat(conf->runnerd.rootfs, &st) == -1)
+			return -1;
+		strlcpy(out, conf->runnerd.rootfs, len);
+		return 0;
+	}
+	if (pathf(out, len, "%s/rootfs", conf->runnerd.state_dir) ==
+	    -1 || (mkdir(out, 0755) == -1 && errno != EEXIST))
+		return -1;
+	for (i = 0; skeleton[i] != NULL; i++)
+		if (pathf(path, sizeof(path), "%s/%s", out, skeleton[i]) ==
+		    -1 || (mkdir(path, 0755) == -1 && errno != EEXIST))
+			return -1;
+	for (i = 0; host_tops[i] != NULL; i++) {
+		if (pathf(host, sizeof(host), "/%s", host_tops[i]) ==
+		    -1 || pathf(path, sizeof(path), "%s/%s", out,
+		    host_tops[i]) == -1)
+			return -1;
+		if (lstat(host, &st) == -1)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			if ((n = readlink(host, target, sizeof(target) - 1)) ==
+			    -1)
+				return -1;
+			target[n] = '\0';
+			if (symlink(target, path) == -1 && errno != EEXIST)
+				return -1;
+		} else if (S_ISDIR(st.st_mode) && mkdir(path, 0755) == -1 &&
+		    errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
+/* A workspace file name: one plain component, so never a way out. */
+int
+workspace_name_ok(const char *name)
+{
+	size_t n;
+
+	if (name == NULL || name[0] == '\0' || name[0] == '.' ||
+	    (n = strlen(name)) > 255)
+		return 0;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == n;
+}
+
+/* The launcher trusts the engine no further than the shape of a request. */
+int
+request_ok(json_t *req)
+{
+	json_t *argv, *v;
+	const char *k;
+	size_t i;
+
+	argv = json_object_get(req, "argv");
+	if (!json_is_array(argv) || json_array_size(argv) == 0)
+		return 0;
+	json_array_foreach(argv, i, v)
+		if (!json_is_string(v))
+			return 0;
+	json_array_foreach(json_object_get(req, "egress"), i, v)
+		if (!json_is_string(v))
+			return 0;
+	json_array_foreach(json_object_get(req, "files_out"), i, v)
+		if (!workspace_name_ok(json_string_value(v)))
+			return 0;
+	json_object_foreach(json_object_get(req, "files_in"), k, v)
+		if (!workspace_name_ok(k) || !json_is_string(v))
+			return 0;
+	return 1;
+}
+
+static json_t *
+bind_mount(const char *dst, const char *src, int ro)
+{
+	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dst,
+	    "type", "bind", "source", src, "options", "rbind",
+	    ro ? "ro" : "rw");
+}
+
+static int
+mounts_add_host(const struct as_config *conf, json_t *mounts)
+{
+	char host[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (conf->runnerd.rootfs[0] != '\0')
+		return 0;
+	for (i = 0; host_binds[i] != NULL; i++)
+		if (stat(host_binds[i], &st) == 0 && json_array_append_new(
+		    mounts, bind_mount(host_binds[i], host_binds[i], 1)) == -1)
+			return -1;
+	for (i = 0; host_tops[i] != NULL; i++) {
+		snprintf(host, sizeof(host), "/%s", host_tops[i]);
+		if (lstat(host, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    json_array_append_new(mounts, bind_mount(host, host, 1)) ==
+		    -1)
+			return -1;
+	}
+	return 0;
+}
+
+static json_t *
+spec_mounts(const struct as_config *conf, const char *dir, int cred)
+{
+	char work[PATH_MAX], credpath[PATH_MAX], tmpopt[64];
+	json_t *m;
+
+	snprintf(tmpopt, sizeof(tmpopt), "size=%ld",
+	    conf->runnerd.tmp_size);
+	if (pathf(work, sizeof(work), "%s/work", dir) == -1 ||
+	    pathf(credpath, sizeof(credpath), "%s/credential", dir) ==
+	    -1)
+		return NULL;
+	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
+	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o]",
+	    "destination", "/proc", "type", "proc", "source", "proc",
+	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
+	    "options", "nosuid", "noexec", "size=1m",
+	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
+	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
+	    bind_mount("/work", work, 0));
+	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
+	    json_array_append_new(m, bind_mount("/run/secrets/credential",
+	    credpath, 1)) == -1)) {
+		json_decref(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* A clean environment: nothing of runnerd's, a proxy only with egress. */
+static json_t *
+spec_env(int egress)
+{
+	static const char *const proxy_vars[] = {
+		"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", NULL
+	};
+	char v[64];
+	json_t *env;
+	size_t i;
+
+	env = json_pack("[s, s, s, s]", "PATH=/usr/local/bin:/usr/bin:/bin",
+	    "HOME=/work", "TMPDIR=/tmp", "LANG=C.UTF-8");
+	for (i = 0; env != NULL && egress && proxy_vars[i] != NULL; i++) {
+		snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", proxy_vars[i],
+		    EGRESS_PORT);
+		json_array_append_new(env, json_string(v));
+	}
+	return env;
+}
+
+static json_t *
+spec_build(const struct as_config *conf, const char *dir, const char *cid,
+    const char *rootfs, json_t *argv, int cred, int egress)
+{
+	char cgpath[PATH_MAX];
+	json_t *spec, *ns, *mounts;
+
+	if (cgroup_runsc_path(cid, cgpath, sizeof(cgpath)) == -1 ||
+	    (mounts = spec_mounts(conf, dir, cred)) == NULL)
+		return NULL;
+	ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid",
+	    "type", "ipc", "type", "uts", "type", "mount");
+	/* With egress runsc uses the namespace the launcher made for it. */
+	if (ns != NULL && !egress)
+		json_array_append_new(ns, json_pack("{s:s}", "type",
+		    "network"));
+	spec = json_pack("{s:s, s:{s:b, s:{s:i, s:i}, s:O, s:o, s:s,"
+	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b,"
+	    " s:[{s:s, s:i, s:i}, {s:s, s:i, s:i}, {s:s, s:i, s:i}]},"
+	    " s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o}}",
+	    "ociVersion", "1.0.2",
+	    "process", "terminal", 0, "user", "uid", SANDBOX_UID, "gid",
+	    SANDBOX_GID, "args", argv, "env", spec_env(egress), "cwd", "/work",
+	    "capabilities", "bounding", "effective", "inheritable",
+	    "permitted", "ambient",
+	    "noNewPrivileges", 1,
+	    "rlimits", "type", "RLIMIT_NOFILE", "hard", 1024, "soft", 1024,
+	    "type", "RLIMIT_NPROC", "hard", (int)conf->runnerd.pids, "soft",
+	    (int)conf->runnerd.pids, "type", "RLIMIT_CORE", "hard", 0, "soft",
+	    0,
+	    "root", "path", rootfs, "readonly", 1,
+	    "hostname", "sandbox",
+	    "mounts", mounts,
+	    "linux", "cgroupsPath", cgpath, "namespaces", ns);
+	return spec;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* A new file owned by the sandbox user; never follows a link. */
+static int
+file_create(const char *path, mode_t mode, const void *buf, size_t len)
+{
+	int fd, r;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode);
+	if (fd == -1)
+		return -1;
+	r = write_all(fd, buf, len);
+	if (r == 0)
+		r = fchown(fd, SANDBOX_UID, SANDBOX_GID);
+	close(fd);
+	return r;
+}
+
+static int
+files_write(const char *work, json_t *files)
+{
+	char path[PATH_MAX];
+	const char *name;
+	json_t *v;
+
+	json_object_foreach(files, name, v) {
+		if (pathf(path, sizeof(path), "%s/%s", work, name) == -1 ||
+		    file_create(path, 0644, json_string_value(v),
+		    json_string_length(v)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+credential_write(const char *dir, int credfd)
+{
+	char path[PATH_MAX], *buf;
+	ssize_t n;
+	size_t len = 0;
+	int r;
+
+	if (pathf(path, sizeof(path), "%s/credential", dir) == -1 ||
+	    (buf = malloc(CRED_MAX)) == NULL)
+		return -1;
+	while ((n = pread(credfd, buf + len, CRED_MAX - len, len)) > 0)
+		len += n;
+	r = (n == -1 || len == CRED_MAX) ? -1 :
+	    file_create(path, 0400, buf, len);
+	explicit_bzero(buf, len);
+	free(buf);
+	return r;
+}
+
+/* The bundle directory: config.json, work/ with the inputs, credential. */
+int
+bundle_create(const struct as_config *conf, const char *dir, const char *cid,
+    const char *rootfs, json_t *req, int credfd)
+{
+	char work[PATH_MAX], cfg[PATH_MAX];
+	json_t *spec, *files, *egress;
+	int r;
+
+	if (mkdir(dir, 0700) == -1 ||
+	    pathf(work, sizeof(work), "%s/work", dir) == -1 ||
+	    pathf(cfg, sizeof(cfg), "%s/config.json", dir) == -1 ||
+	    mkdir(work, 0700) == -1 ||
+	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1)
+		return -1;
+	if ((files = json_object_get(req, "files_in")) != NULL &&
+	    files_write(work, files) == -1)
+		return -1;
+	if (credfd != -1 && credential_write(dir, credfd) == -1)
+		return -1;
+	egress = json_object_get(req, "egress");
+	spec = spec_build(conf, dir, cid, rootfs, json_object_get(req, "argv"),
+	    credfd != -1, json_array_size(egress) > 0);
+	if (spec == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	r = json_dump_file(spec, cfg, JSON_COMPACT);
+	json_decref(spec);
+	return r;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path);
+	return unlink(path);
+}
+
+/* rm -rf that never crosses a link or a mount point. */
+int
+rm_tree(const char *dir)
+{
+	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == -1 &&
+	    errno != ENOENT)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,474 @@
+/*
+ * One tool call, in the order the audit log shows it:
+ *   tool.request -> decision (approvald) -> credential (brokerd) ->
+ *   sandbox.started -> sandbox.completed -> revoke -> tool.result
+ * Every step that cannot be recorded stops the call (fail closed); the
+ * credential is revoked whatever the sandbox did.  A tool failure is an
+ * isError result, never a protocol error.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cjson.h"
+#include "frame.h"
+#include "log.h"
+#include "runnerd.h"
+#include "sock.h"
+#include "tools.h"
+
+#define PEER_TIMEOUT_MS	10000
+
+struct call {
+	TAILQ_ENTRY(call)	 entry;
+	uint64_t		 id;
+	uint32_t		 conn;		/* 0 once mcpd has gone */
+	char			*tool;
+	char			*lease;		/* NULL: nothing to revoke */
+};
+
+/* Set by main(); here so that unit tests can link this file without it. */
+struct as_config		 runnerd_conf;
+const struct backend		*runnerd_backend;
+
+static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
+static size_t			 ncalls;
+
+static struct call *
+call_find(uint64_t id)
+{
+	struct call *k;
+
+	TAILQ_FOREACH(k, &calls, entry)
+		if (k->id == id)
+			return k;
+	return NULL;
+}
+
+static void
+send_result(uint32_t connid, uint64_t id, json_t *result)
+{
+	struct conn *c;
+	char *text;
+
+	if (connid != 0 && (c = conn_find(connid)) != NULL &&
+	    (text = json_dumps(result, JSON_COMPACT)) != NULL) {
+		if (conn_send(c, MSG_TOOL_RESULT, id, -1, text,
+		    strlen(text)) == -1)
+			log_warn("result for %016llx", (unsigned long long)id);
+		free(text);
+	}
+	json_decref(result);
+}
+
+static json_t *
+text_result(int is_error, const char *text, json_t *structured)
+{
+	json_t *r;
+
+	r = json_pack("{s:b, s:[{s:s, s:s}]}", "isError", is_error,
+	    "content", "type", "text", "text", text);
+	if (r != NULL && structured != NULL)
+		json_object_set_new(r, "structuredContent", structured);
+	return r;
+}
+
+/* Ends a call that never reached a sandbox; event records why. */
+static void
+refuse(uint32_t connid, uint64_t id, const char *event, const char *why)
+{
+	char text[512];
+
+	if (event != NULL && audit_emit(event, id, json_pack("{s:s}",
+	    "reason", why)) == -1)
+		why = "audit log unavailable";
+	snprintf(text, sizeof(text), "%s", why);
+	send_result(connid, id, text_result(1, text, NULL));
+}
+
+/*
+ * One request to approvald or brokerd over a fresh connection: 0 and
+ * the reply's JSON (and its descriptor, if fdp), or -1 and why.
+ */
+static int
+peer_request(const char *sockname, uint32_t type, uint64_t id, json_t *body,
+    uint32_t want, json_t **reply, int *fdp, char *why, size_t whylen)
+{
+	struct channel ch;
+	struct msg_error e;
+	struct msg m;
+	char path[PATH_MAX], *text;
+	int fd, r = -1;
+
+	*reply = NULL;
+	if (fdp != NULL)
+		*fdp = -1;
+	text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	if (text == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	if (config_socket_path(&runnerd_conf, sockname, path,
+	    sizeof(path)) == -1 || (fd = sock_connect(path)) == -1) {
+		snprintf(why, whylen, "%s: %s", sockname, strerror(errno));
+		free(text);
+		return -1;
+	}
+	channel_init(&ch, fd);
+	if (channel_send_sync(&ch, type, id, -1, text, strlen(text),
+	    PEER_TIMEOUT_MS) == -1 ||
+	    channel_recv_sync(&ch, &m, PEER_TIMEOUT_MS) == -1)
+		snprintf(why, whylen, "%s: %s", sockname, strerror(errno));
+	else if (m.hdr.type == MSG_ERROR && m.len == sizeof(e)) {
+		memcpy(&e, m.data, sizeof(e));
+		e.text[sizeof(e.text) - 1] = '\0';
+		snprintf(why, whylen, "%s", e.text);
+	} else if (m.hdr.type != want || m.hdr.reqid != id ||
+	    (*reply = cjson_parse(m.data, m.len, NULL, 0)) == NULL ||
+	    !json_is_object(*reply))
+		snprintf(why, whylen, "%s: unexpected %s", sockname,
+		    msg_type_name(m.hdr.type));
+	else {
+		if (fdp != NULL) {
+			*fdp = m.fd;
+			m.fd = -1;
+		}
+		r = 0;
+	}
+	if (r == -1) {
+		json_decref(*reply);
+		*reply = NULL;
+	}
+	if (m.fd != -1 && r == -1)
+		close(m.fd);
+	free(text);
+	channel_clear(&ch);
+	close(fd);
+	return r;
+}
+
+/* Always tried once; a failure is logged and shows in the result. */
+static int
+lease_revoke(struct call *k)
+{
+	json_t *reply;
+	char why[256];
+	int r;
+
+	if (k->lease == NULL)
+		return 0;
+	r = peer_request("broker.sock", MSG_CRED_REVOKE, k->id,
+	    json_pack("{s:s}", "lease_id", k->lease), MSG_CRED_REVOKED,
+	    &reply, NULL, why, sizeof(why));
+	json_decref(reply);
+	if (r == -1)
+		log_warnx("%s: revoke %s: %s", k->tool, k->lease, why);
+	free(k->lease);
+	k->lease = NULL;
+	return r;
+}
+
+static void
+call_free(struct call *k)
+{
+	TAILQ_REMOVE(&calls, k, entry);
+	ncalls--;
+	free(k->tool);
+	free(k->lease);
+	free(k);
+}
+
+/* Asks approvald; 0 to go on, with the egress allowlist in *egress. */
+static int
+decide(uint32_t connid, uint64_t id, json_t *call, json_t **egress)
+{
+	json_t *reply;
+	const char *decision, *reason;
+	char why[256];
+
+	if (peer_request("approval.sock", MSG_DECIDE, id, json_pack("{s:O,"
+	    " s:O}", "tool", json_object_get(call, "tool"), "arguments",
+	    json_object_get(call, "arguments")), MSG_DECISION, &reply, NULL,
+	    why, sizeof(why)) == -1) {
+		refuse(connid, id, "tool.failed", why);
+		return -1;
+	}
+	decision = json_string_value(json_object_get(reply, "decision"));
+	reason = json_string_value(json_object_get(reply, "reason"));
+	if (decision == NULL || strcmp(decision, "allow") != 0) {
+		snprintf(why, sizeof(why), "%s: %s", decision != NULL &&
+		    strcmp(decision, "approval_required") == 0 ?
+		    "approval required" : "denied by policy",
+		    reason != NULL ? reason : "no reason given");
+		refuse(connid, id, "tool.denied", why);
+		json_decref(reply);
+		return -1;
+	}
+	*egress = json_incref(json_object_get(reply, "egress"));
+	json_decref(reply);
+	if (*egress != NULL && !json_is_array(*egress)) {
+		json_decref(*egress);
+		refuse(connid, id, "tool.failed", "bad egress list");
+		return -1;
+	}
+	return 0;
+}
+
+/* Asks brokerd; the secret, if any, comes back as a sealed memfd. */
+static int
+credential(uint32_t connid, struct call *k, json_t *call, int *credfd)
+{
+	json_t *reply;
+	const char *engine, *lease;
+	char why[256];
+
+	if (peer_request("broker.sock", MSG_CRED_ISSUE, k->id,
+	    json_pack("{s:O, s:O}", "tool", json_object_get(call, "tool"),
+	    "arguments", json_object_get(call, "arguments")), MSG_CRED_ISSUED,
+	    &reply, credfd, why, sizeof(why)) == -1) {
+		refuse(connid, k->id, "tool.failed", why);
+		return -1;
+	}
+	engine = json_string_value(json_object_get(reply, "engine"));
+	lease = json_string_value(json_object_get(reply, "lease_id"));
+	if (lease != NULL)
+		k->lease = strdup(lease);
+	if (engine == NULL || (strcmp(engine, "none") != 0) != (*credfd != -1)) {
+		json_decref(reply);
+		lease_revoke(k);
+		if (*credfd != -1)
+			close(*credfd);
+		refuse(connid, k->id, "tool.failed",
+		    "brokerd's credential does not match its engine");
+		return -1;
+	}
+	json_decref(reply);
+	return 0;
+}
+
+/* run_shell: sh -c in a fresh sandbox (sessions come later). */
+static json_t *
+shell_argv(json_t *args)
+{
+	return json_pack("[s, s, O]", "/bin/sh", "-c",
+	    json_object_get(args, "command"));
+}
+
+void
+call_start(struct conn *c, struct msg *m)
+{
+	struct sbx_request req;
+	struct call *k;
+	json_t *call, *args;
+	const char *tool;
+	char why[256];
+	int idx, started;
+
+	memset(&req, 0, sizeof(req));
+	req.id = m->hdr.reqid;
+	req.credfd = -1;
+	if ((call = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
+	    !json_is_object(call) ||
+	    (tool = json_string_value(json_object_get(call, "tool"))) ==
+	    NULL) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
+		json_decref(call);
+		return;
+	}
+	args = json_object_get(call, "arguments");
+	if (audit_emit("tool.request", m->hdr.reqid, json_pack("{s:s, s:O*}",
+	    "tool", tool, "arguments", args)) == -1) {
+		refuse(c->id, m->hdr.reqid, NULL,
+		    "audit log unavailable: nothing was run");
+		goto out;
+	}
+	if (call_find(m->hdr.reqid) != NULL) {
+		refuse(c->id, m->hdr.reqid, "tool.failed",
+		    "request id already in use");
+		goto out;
+	}
+	if ((idx = tool_index(tool)) == -1 || strcmp(tool, "run_shell") != 0) {
+		refuse(c->id, m->hdr.reqid, "tool.failed",
+		    "tool not available in this runnerd");
+		goto out;
+	}
+	if (tool_validate(idx, args, why, sizeof(why)) == -1) {
+		refuse(c->id, m->hdr.reqid, "tool.failed", why);
+		goto out;
+	}
+	if ((long)ncalls >= runnerd_conf.runnerd.max_calls) {
+		refuse(c->id, m->hdr.reqid, "tool.failed",
+		    "too many calls running; try again later");
+		goto out;
+	}
+	if (decide(c->id, req.id, call, &req.egress) == -1)
+		goto out;
+	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
+	    NULL)
+		fatal("call");
+	k->id = req.id;
+	k->conn = c->id;
+	TAILQ_INSERT_TAIL(&calls, k, entry);
+	ncalls++;
+	if (credential(c->id, k, call, &req.credfd) == -1) {
+		call_free(k);
+		goto out;
+	}
+	req.argv = shell_argv(args);
+	if (req.argv == NULL || audit_emit("sandbox.started", req.id,
+	    json_pack("{s:s, s:s, s:O*}", "tool", tool, "backend",
+	    runnerd_backend->name, "egress", req.egress)) == -1) {
+		if (req.credfd != -1)
+			close(req.credfd);
+		started = -1;
+	} else
+		started = runnerd_backend->start(&req);
+	if (started == -1) {
+		lease_revoke(k);
+		refuse(c->id, req.id, "tool.failed",
+		    "the sandbox could not be started (or recorded)");
+		call_free(k);
+	}
+	json_decref(req.argv);
+out:
+	json_decref(req.egress);
+	json_decref(call);
+}
+
+static const char *
+status_text(const char *status)
+{
+	if (strcmp(status, "deadline") == 0)
+		return "killed: wall-clock deadline reached";
+	if (strcmp(status, "memory_limit") == 0)
+		return "killed: memory limit reached";
+	if (strcmp(status, "output_limit") == 0)
+		return "killed: output limit reached";
+	if (strcmp(status, "killed") == 0)
+		return "killed: cancelled";
+	return "the sandbox failed";
+}
+
+/* The MCP result of run_shell from the backend's result. */
+static json_t *
+shell_result(uint64_t id, json_t *r)
+{
+	const char *status, *out, *err;
+	char rid[REQID_STR_LEN], *text;
+	json_t *code, *sc;
+	int is_error;
+
+	reqid_format(id, rid);
+	status = json_string_value(json_object_get(r, "status"));
+	out = json_string_value(json_object_get(r, "stdout"));
+	err = json_string_value(json_object_get(r, "stderr"));
+	code = json_object_get(r, "exit_code");
+	is_error = status == NULL || strcmp(status, "exited") != 0 ||
+	    json_integer_value(code) != 0;
+	sc = json_deep_copy(r);
+	json_object_set_new(sc, "session_id", json_string(rid));
+	if (!json_is_integer(code))
+		json_object_set_new(sc, "exit_code", json_integer(-1));
+	json_object_set_new(sc, "truncated", json_boolean(
+	    json_is_true(json_object_get(r, "stdout_truncated")) ||
+	    json_is_true(json_object_get(r, "stderr_truncated"))));
+	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
+	    strcmp(status, "deadline") == 0));
+	json_object_del(sc, "files");
+	if (asprintf(&text, "%s%s%s%s%s", out != NULL ? out : "",
+	    err != NULL && *err ? "\n[stderr]\n" : "", err != NULL ? err : "",
+	    is_error && status != NULL && strcmp(status, "exited") != 0 ?
+	    "\n[sandbox] " : "", is_error && status != NULL &&
+	    strcmp(status, "exited") != 0 ? status_text(status) : "") == -1)
+		text = NULL;
+	r = text_result(is_error, text != NULL ? text : "", sc);
+	free(text);
+	return r;
+}
+
+void
+call_done(uint64_t id, json_t *r)
+{
+	struct call *k;
+	json_t *res;
+	int revoked;
+
+	if ((k = call_find(id)) == NULL) {
+		log_warnx("result for unknown call %016llx",
+		    (unsigned long long)id);
+		return;
+	}
+	if (audit_emit("sandbox.completed", id, json_pack("{s:O, s:O*, s:O*,"
+	    " s:O*, s:O*, s:O*}", "status", json_object_get(r, "status"),
+	    "exit_code", json_object_get(r, "exit_code"), "duration_ms",
+	    json_object_get(r, "duration_ms"), "stdout_truncated",
+	    json_object_get(r, "stdout_truncated"), "stderr_truncated",
+	    json_object_get(r, "stderr_truncated"), "error",
+	    json_object_get(r, "error"))) == -1) {
+		lease_revoke(k);
+		refuse(k->conn, id, NULL,
+		    "audit log unavailable: the result is withheld");
+		call_free(k);
+		return;
+	}
+	revoked = lease_revoke(k) == 0;
+	res = shell_result(id, r);
+	if (!revoked)
+		json_object_set_new(json_object_get(res, "structuredContent"),
+		    "credential_revoke_failed", json_true());
+	if (audit_emit("tool.result", id, json_pack("{s:O, s:O}", "isError",
+	    json_object_get(res, "isError"), "status",
+	    json_object_get(r, "status"))) == -1) {
+		json_decref(res);
+		refuse(k->conn, id, NULL,
+		    "audit log unavailable: the result is withheld");
+	} else
+		send_result(k->conn, id, res);
+	call_free(k);
+}
+
+void
+call_cancel(struct conn *c, uint64_t id)
+{
+	struct call *k;
+
+	if ((k = call_find(id)) != NULL && k->conn == c->id)
+		runnerd_backend->kill(id);
+}
+
+/* mcpd went away: its calls end, nobody waits for their results. */
+void
+call_conn_closed(struct conn *c)
+{
+	struct call *k;
+
+	TAILQ_FOREACH(k, &calls, entry)
+		if (k->conn == c->id) {
+			k->conn = 0;
+			runnerd_backend->kill(k->id);
+		}
+}
+
+void
+call_swept(json_t *j)
+{
+	json_t *v;
+	uint64_t id;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "sandboxes"), i, v) {
+		if (reqid_parse(json_string_value(v), &id) == -1)
+			continue;
+		if (audit_emit("sandbox.swept", id, json_pack("{s:s}",
+		    "backend", runnerd_backend->name)) == -1)
+			log_warnx("sweep of %s not recorded",
+			    json_string_value(v));
+	}
+}

@@ -1,0 +1,571 @@
+/*
+ * The privileged launcher (see launcher.h).  One sandbox per LMSG_RUN:
+ * a bundle and a cgroup, then `runsc run` with the output on pipes that
+ * are read here up to the cap; a deadline timer; every process of its
+ * cgroup killed on deadline, cap or LMSG_KILL; and the bundle, cgroup
+ * and container removed before the result goes back.  No retries.
+ */
+#include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "frame.h"
+#include "launcher.h"
+#include "log.h"
+
+/* After a kill, how long runsc gets before it is killed itself. */
+#define KILL_GRACE_MS	10000
+
+struct capture {
+	int		 fd;
+	char		*buf;
+	size_t		 len;
+	int		 truncated;
+};
+
+struct sbx {
+	TAILQ_ENTRY(sbx)	 entry;
+	uint64_t		 id;
+	char			 cid[CONTAINER_ID_LEN];
+	char			 dir[PATH_MAX];
+	pid_t			 runsc;
+	pid_t			 proxy;
+	int			 wstatus;
+	struct capture		 out, err;
+	int64_t			 started;
+	uint64_t		 timer;
+	const char		*killed;	/* the status a kill gives */
+	json_t			*files_out;
+};
+
+static const struct as_config	*conf;
+static struct channel		 engine;
+static char			 rootfs[PATH_MAX];
+static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
+
+static void	 sbx_finish(struct sbx *);
+
+static void
+engine_send(uint32_t type, uint64_t id, json_t *payload)
+{
+	char *text;
+
+	if ((text = json_dumps(payload, JSON_COMPACT)) == NULL)
+		fatalx("launcher: cannot encode a result");
+	if (channel_compose(&engine, type, 0, id, -1, text, strlen(text)) ==
+	    -1)
+		fatal("launcher: compose");
+	free(text);
+	json_decref(payload);
+	ev_set(engine.fd, POLLIN | POLLOUT);
+}
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629), or 0. */
+static size_t
+utf8_len(const unsigned char *p, size_t left)
+{
+	size_t n, k;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (p[0] > 0 && p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		if (p[0] == 0xe0)
+			lo = 0xa0;	/* overlong */
+		else if (p[0] == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		if (p[0] == 0xf0)
+			lo = 0x90;
+		else if (p[0] == 0xf4)
+			hi = 0x8f;	/* past U+10FFFF */
+	} else
+		return 0;
+	if (n > left || p[1] < lo || p[1] > hi)
+		return 0;
+	for (k = 2; k < n; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Output as a JSON string: NUL and invalid UTF-8 bytes become '?'. */
+json_t *
+text_json(const char *buf, size_t len)
+{
+	unsigned char *copy;
+	json_t *j;
+	size_t i, n;
+
+	if ((copy = malloc(len + 1)) == NULL)
+		return NULL;
+	memcpy(copy, buf, len);
+	for (i = 0; i < len; i += n)
+		if ((n = utf8_len(copy + i, len - i)) == 0) {
+			copy[i] = '?';
+			n = 1;
+		}
+	j = json_stringn((const char *)copy, len);
+	free(copy);
+	return j;
+}
+
+static void
+done_failed(uint64_t id, const char *why)
+{
+	log_warnx("sandbox %016llx: %s", (unsigned long long)id, why);
+	engine_send(LMSG_DONE, id, json_pack("{s:s, s:s}", "status", "failed",
+	    "error", why));
+}
+
+static void
+capture_close(struct capture *c)
+{
+	if (c->fd == -1)
+		return;
+	ev_del(c->fd);
+	close(c->fd);
+	c->fd = -1;
+}
+
+static void
+sbx_grace_over(void *arg)
+{
+	struct sbx *s = arg;
+
+	s->timer = 0;
+	log_warnx("sandbox %s: runsc outlived its kill", s->cid);
+	kill(s->runsc, SIGKILL);
+}
+
+/* Ends the whole sandbox; why becomes the result's status. */
+static void
+sbx_kill(struct sbx *s, const char *why)
+{
+	if (s->killed != NULL)
+		return;
+	s->killed = why;
+	log_debug("sandbox %s: killing (%s)", s->cid, why);
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = ev_timer(KILL_GRACE_MS, sbx_grace_over, s);
+	cgroup_kill(s->cid);
+}
+
+static void
+sbx_deadline(void *arg)
+{
+	struct sbx *s = arg;
+
+	s->timer = 0;
+	sbx_kill(s, "deadline");
+}
+
+/* Reads what is there; past the cap the sandbox is ended. */
+static void
+capture_read(struct sbx *s, struct capture *c)
+{
+	char chunk[65536];
+	size_t room, max = conf->runnerd.output_max;
+	ssize_t n;
+
+	while ((n = read(c->fd, chunk, sizeof(chunk))) > 0) {
+		room = max - c->len;
+		if ((size_t)n > room) {
+			c->truncated = 1;
+			sbx_kill(s, "output_limit");
+		}
+		memcpy(c->buf + c->len, chunk, (size_t)n > room ? room :
+		    (size_t)n);
+		c->len += (size_t)n > room ? room : (size_t)n;
+	}
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		capture_close(c);
+}
+
+static void
+capture_event(int fd, short revents, void *arg)
+{
+	struct sbx *s = arg;
+
+	(void)revents;
+	capture_read(s, fd == s->out.fd ? &s->out : &s->err);
+}
+
+static json_t *
+files_collect(struct sbx *s)
+{
+	char path[PATH_MAX], *buf;
+	struct stat st;
+	json_t *files, *v;
+	size_t i;
+	ssize_t n;
+	int fd;
+
+	if ((files = json_object()) == NULL)
+		return NULL;
+	json_array_foreach(s->files_out, i, v) {
+		if (pathf(path, sizeof(path), "%s/work/%s", s->dir,
+		    json_string_value(v)) == -1)
+			continue;
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (buf = malloc(conf->runnerd.output_max)) != NULL) {
+			n = read(fd, buf, conf->runnerd.output_max);
+			if (n >= 0)
+				json_object_set_new(files,
+				    json_string_value(v), text_json(buf, n));
+			free(buf);
+		}
+		close(fd);
+	}
+	return files;
+}
+
+static json_t *
+sbx_result(struct sbx *s)
+{
+	const char *status = "exited";
+	json_t *r, *code = json_null();
+	int ec;
+
+	if (WIFSIGNALED(s->wstatus) && s->killed == NULL)
+		status = "failed";
+	else if (s->killed != NULL)
+		status = s->killed;
+	else {
+		ec = WEXITSTATUS(s->wstatus);
+		/* runsc reports a container killed by a signal as 128+n. */
+		if (ec >= 128 && cgroup_hit_memory_limit(s->cid))
+			status = "memory_limit";
+		code = json_integer(ec);
+	}
+	r = json_pack("{s:s, s:o, s:o, s:o, s:b, s:b, s:I, s:o}",
+	    "status", status, "exit_code", code,
+	    "stdout", text_json(s->out.buf, s->out.len),
+	    "stderr", text_json(s->err.buf, s->err.len),
+	    "stdout_truncated", s->out.truncated,
+	    "stderr_truncated", s->err.truncated,
+	    "duration_ms", (json_int_t)(ev_now_ms() - s->started),
+	    "files", files_collect(s));
+	if (r != NULL && strcmp(status, "failed") == 0)
+		json_object_set_new(r, "error",
+		    json_string("runsc ended abnormally"));
+	return r;
+}
+
+/* Removes everything the call made; 0 when nothing is left. */
+static int
+sbx_cleanup(struct sbx *s)
+{
+	int r = 0;
+
+	if (s->proxy > 0) {
+		kill(s->proxy, SIGKILL);
+		(void)waitpid(s->proxy, NULL, 0);
+		s->proxy = -1;
+	}
+	if (s->killed != NULL)
+		(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid,
+		    NULL);
+	cgroup_remove(s->cid);
+	if (rm_tree(s->dir) == -1) {
+		log_warn("sandbox %s: remove %s", s->cid, s->dir);
+		r = -1;
+	}
+	return r;
+}
+
+static void
+sbx_free(struct sbx *s)
+{
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	capture_close(&s->out);
+	capture_close(&s->err);
+	TAILQ_REMOVE(&sbxs, s, entry);
+	free(s->out.buf);
+	free(s->err.buf);
+	json_decref(s->files_out);
+	free(s);
+}
+
+static void
+sbx_finish(struct sbx *s)
+{
+	json_t *r;
+
+	/* runsc has exited: what is left in the pipes is all there is. */
+	if (s->out.fd != -1)
+		capture_read(s, &s->out);
+	if (s->err.fd != -1)
+		capture_read(s, &s->err);
+	r = sbx_result(s);
+	if (sbx_cleanup(s) == -1 && r != NULL)
+		json_object_set_new(r, "cleanup_failed", json_true());
+	if (r == NULL)
+		done_failed(s->id, "cannot encode the result");
+	else
+		engine_send(LMSG_DONE, s->id, r);
+	sbx_free(s);
+}
+
+static void
+child_exec(struct sbx *s, int out, int err, int egressfd)
+{
+	char root[PATH_MAX], bundle[PATH_MAX];
+	sigset_t none;
+	int devnull;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	/* runsc --attached: if the launcher dies, so does the sandbox. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		_exit(126);
+	if (egressfd != -1 && egress_listen_here(egressfd) == -1)
+		_exit(126);
+	if ((devnull = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(devnull, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		_exit(126);
+	closefrom(3);
+	if (pathf(root, sizeof(root), "%s/runsc", conf->runnerd.state_dir) ==
+	    -1 || pathf(bundle, sizeof(bundle), "%s", s->dir) == -1)
+		_exit(126);
+	execl(conf->runnerd.runsc, "runsc", "--root", root,
+	    egressfd != -1 ? "--network=host" : "--network=none",
+	    "run", "--bundle", bundle, s->cid, (char *)NULL);
+	_exit(127);
+}
+
+static int
+sbx_spawn(struct sbx *s, json_t *egress)
+{
+	int out[2], err[2], egressfd = -1;
+
+	if (pipe2(out, O_CLOEXEC) == -1)
+		return -1;
+	if (pipe2(err, O_CLOEXEC) == -1) {
+		close(out[0]);
+		close(out[1]);
+		return -1;
+	}
+	if (json_array_size(egress) > 0 &&
+	    (s->proxy = egress_start(egress, &egressfd)) == -1)
+		goto fail;
+	if ((s->runsc = fork()) == -1)
+		goto fail;
+	if (s->runsc == 0)
+		child_exec(s, out[1], err[1], egressfd);
+	if (egressfd != -1)
+		close(egressfd);
+	close(out[1]);
+	close(err[1]);
+	s->out.fd = out[0];
+	s->err.fd = err[0];
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	if (ev_add(out[0], POLLIN, capture_event, s) == -1 ||
+	    ev_add(err[0], POLLIN, capture_event, s) == -1)
+		fatal("launcher: ev_add");
+	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	return 0;
+fail:
+	if (egressfd != -1)
+		close(egressfd);
+	close(out[0]);
+	close(out[1]);
+	close(err[0]);
+	close(err[1]);
+	return -1;
+}
+
+static void
+sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
+{
+	json_t *req;
+	struct sbx *s;
+	char why[160];
+
+	if ((req = json_loadb((const char *)data, len, 0, NULL)) == NULL ||
+	    !request_ok(req) || (s = calloc(1, sizeof(*s))) == NULL) {
+		json_decref(req);
+		if (credfd != -1)
+			close(credfd);
+		done_failed(id, "bad request");
+		return;
+	}
+	s->id = id;
+	s->out.fd = s->err.fd = -1;
+	s->proxy = -1;
+	s->started = ev_now_ms();
+	s->files_out = json_incref(json_object_get(req, "files_out"));
+	container_id(id, s->cid);
+	TAILQ_INSERT_TAIL(&sbxs, s, entry);
+	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
+	    conf->runnerd.state_dir, s->cid) == -1)
+		snprintf(why, sizeof(why), "state_dir: %s", strerror(errno));
+	else if ((s->out.buf = malloc(conf->runnerd.output_max)) == NULL ||
+	    (s->err.buf = malloc(conf->runnerd.output_max)) == NULL)
+		snprintf(why, sizeof(why), "out of memory");
+	else if (cgroup_create(conf, s->cid) == -1)
+		snprintf(why, sizeof(why), "cgroup: %s", strerror(errno));
+	else if (bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) ==
+	    -1)
+		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
+	else if (sbx_spawn(s, json_object_get(req, "egress")) == -1)
+		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
+	else
+		why[0] = '\0';
+	if (credfd != -1)
+		close(credfd);
+	json_decref(req);
+	if (why[0] != '\0') {
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		done_failed(id, why);
+	}
+}
+
+static struct sbx *
+sbx_find(uint64_t id)
+{
+	struct sbx *s;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void
+engine_event(int fd, short revents, void *arg)
+{
+	struct sbx *s;
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	(void)arg;
+	if ((revents & POLLOUT) && channel_flush(&engine) == -1)
+		fatal("launcher: engine channel");
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&engine);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			/* The engine is gone: end every sandbox and leave. */
+			ev_break();
+			return;
+		}
+		while ((r = channel_get(&engine, &m)) == 1) {
+			if (m.hdr.type == LMSG_RUN) {
+				if (sbx_find(m.hdr.reqid) != NULL) {
+					if (m.fd != -1)
+						close(m.fd);
+					done_failed(m.hdr.reqid,
+					    "request id already running");
+				} else
+					sbx_start(m.hdr.reqid, m.data, m.len,
+					    m.fd);
+			} else if (m.hdr.type == LMSG_KILL && m.len == 0) {
+				if ((s = sbx_find(m.hdr.reqid)) != NULL)
+					sbx_kill(s, "killed");
+			} else
+				fatalx("launcher: unexpected message %u",
+				    m.hdr.type);
+		}
+		if (r == -1)
+			fatalx("launcher: garbled frame from the engine");
+	}
+	ev_set(fd, POLLIN | (channel_pending(&engine) ? POLLOUT : 0));
+}
+
+static void
+reap(void)
+{
+	struct sbx *s;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH(s, &sbxs, entry)
+			if (s->runsc == pid)
+				break;
+		if (s == NULL)
+			continue;
+		s->wstatus = st;
+		s->runsc = -1;
+		sbx_finish(s);
+	}
+}
+
+static void
+launcher_signal(int sig, void *arg)
+{
+	(void)arg;
+	if (sig == SIGCHLD)
+		reap();
+	else if (sig == SIGTERM || sig == SIGINT)
+		ev_break();
+}
+
+/* On the way out: kill what runs, wait for it, remove its traces. */
+static void
+launcher_shutdown(void)
+{
+	struct sbx *s;
+
+	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
+		sbx_kill(s, "killed");
+		if (s->runsc > 0) {
+			kill(s->runsc, SIGKILL);
+			(void)waitpid(s->runsc, NULL, 0);
+		}
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+	}
+}
+
+void
+launcher_main(const struct as_config *c, int fd)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0 };
+	char path[PATH_MAX];
+	json_t *swept;
+
+	conf = c;
+	log_procinit("runnerd-launcher");
+	ev_init();
+	channel_init(&engine, fd);
+	if (ev_signals(sigs, launcher_signal, NULL) == -1)
+		fatal("launcher: signals");
+	if (pathf(path, sizeof(path), "%s/bundles", conf->runnerd.state_dir) ==
+	    -1 || (mkdir(path, 0700) == -1 && errno != EEXIST))
+		fatal("mkdir %s", path);
+	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
+		fatal("rootfs %s", rootfs);
+	if ((swept = sweep(conf)) != NULL)
+		engine_send(LMSG_SWEPT, 0, swept);
+	if (ev_add(fd, POLLIN | POLLOUT, engine_event, NULL) == -1)
+		fatal("launcher: ev_add");
+	if (ev_loop() == -1)
+		fatal("launcher: event loop");
+	launcher_shutdown();
+	_exit(0);
+}

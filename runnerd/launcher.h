@@ -1,0 +1,65 @@
+/*
+ * The gvisor backend's privileged half.  runsc needs root and a wide
+ * set of syscalls, and a seccomp filter survives execve, so runnerd
+ * forks this launcher before it drops anything: it keeps root, talks
+ * only to the engine over a socketpair, and only writes bundles, runs
+ * runsc, collects output, kills and cleans up.
+ */
+#ifndef RUNNERD_LAUNCHER_H
+#define RUNNERD_LAUNCHER_H
+
+#include <sys/types.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "config.h"
+
+/* engine <-> launcher over their socketpair; internal to runnerd. */
+enum launcher_msg {
+	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
+	LMSG_KILL,		/* engine: payload none; reqid names it */
+	LMSG_DONE,		/* launcher: JSON result (see backend.h) */
+	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
+	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
+				   in the sandbox's network namespace */
+};
+
+#define SANDBOX_UID		65534
+#define SANDBOX_GID		65534
+#define EGRESS_PORT		3128	/* the proxy inside the sandbox's netns */
+#define CONTAINER_PREFIX	"as-"
+#define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
+
+struct sbx;
+
+void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
+json_t	*text_json(const char *, size_t);
+
+/* bundle.c */
+int	 workspace_name_ok(const char *);
+int	 request_ok(json_t *);
+int	 pathf(char *, size_t, const char *, ...)
+	    __attribute__((format(printf, 3, 4)));
+int	 rootfs_prepare(const struct as_config *, char *, size_t);
+int	 bundle_create(const struct as_config *, const char *, const char *,
+	    const char *, json_t *, int);
+int	 rm_tree(const char *);
+void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
+
+/* cgroup.c */
+int	 cgroup_runsc_path(const char *, char *, size_t);
+int	 cgroup_create(const struct as_config *, const char *);
+int	 cgroup_hit_memory_limit(const char *);
+void	 cgroup_kill(const char *);
+void	 cgroup_remove(const char *);
+
+/* egress.c */
+pid_t	 egress_start(json_t *, int *);
+int	 egress_listen_here(int);
+
+/* sweep.c */
+int	 runsc_cmd(const struct as_config *, char *, size_t, ...)
+	    __attribute__((sentinel));
+json_t	*sweep(const struct as_config *);
+
+#endif
