@@ -71,17 +71,20 @@ text_summary(const json_t *s)
 	static const char *const counts[] = {
 		"create", "update", "delete", "replace", NULL
 	};
-	const json_t *r, *sig;
-	size_t i;
+	const json_t *r, *sig, *cs, *f;
+	size_t i, j;
 	int n = 0;
 
 	if (!json_is_object(s))
 		return;
+	/* runnerd's summaries keep their counts under "counts". */
+	if (!json_is_object(cs = json_object_get(s, "counts")))
+		cs = s;
 	printf("plan:        ");
 	for (i = 0; counts[i] != NULL; i++)
-		if (json_is_integer(json_object_get(s, counts[i])))
+		if (json_is_integer(json_object_get(cs, counts[i])))
 			printf("%s%lld to %s", n++ ? ", " : " ",
-			    (long long)json_integer_value(json_object_get(s,
+			    (long long)json_integer_value(json_object_get(cs,
 			    counts[i])), counts[i]);
 	printf("%s\n", json_is_true(json_object_get(s, "destructive")) ?
 	    "  (DESTRUCTIVE)" : "");
@@ -89,10 +92,17 @@ text_summary(const json_t *s)
 		printf("  %s ", json_is_true(json_object_get(r,
 		    "destructive")) ? "!!" : "  ");
 		text_actions(json_object_get(r, "actions"));
-		printf("  %s%s\n", str(r, "address"),
+		printf("  %s%s", str(r, "address"),
 		    json_is_true(json_object_get(r, "destructive")) ?
 		    "  (destructive)" : "");
+		json_array_foreach(json_object_get(r, "forced_by"), j, f)
+			printf("%s%s", j ? ", " : "  forced by ",
+			    json_string_value(f) ? json_string_value(f) : "?");
+		printf("\n");
 	}
+	json_array_foreach(json_object_get(s, "destructive_reasons"), i, sig)
+		printf("destructive:  %s\n", json_string_value(sig) ?
+		    json_string_value(sig) : "?");
 	json_array_foreach(json_object_get(s, "destructive_signals"), i, sig)
 		printf("signal:       plan text contains \"%s\"\n",
 		    json_string_value(sig));

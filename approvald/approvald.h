@@ -90,8 +90,8 @@ int	 db_open(const char *);
 void	 db_close(void);
 int	 db_create(const struct approval_req *, char [APPROVAL_ID_LEN],
 	    time_t *);
-enum spend_result db_spend(const char *, const char *, const char *,
-	    uint64_t, char *, size_t);
+enum spend_result db_spend(const char *, const char *, const char *, int,
+	    uint64_t, char [SHA256_HEX_LEN + 1], char *, size_t);
 int	 db_decide(const char *, int, const struct operator *, const char *,
 	    char *, size_t);
 int	 db_expire(void);

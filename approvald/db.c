@@ -302,11 +302,13 @@ why_not(const char *id, const struct row *r, int found, time_t now,
 /*
  * Spends an approved approval presented with exactly the parameters and
  * plan it was granted for.  The UPDATE's WHERE is the whole check, so of
- * any number of concurrent spends one changes the row.
+ * any number of concurrent spends one changes the row.  A spend that
+ * presents no plan (plan_given 0) takes the bound one, returned in
+ * bound: the presenter must then prove the plan file has that digest.
  */
 enum spend_result
-db_spend(const char *id, const char *params, const char *plan,
-    uint64_t reqid, char *why, size_t whylen)
+db_spend(const char *id, const char *params, const char *plan, int plan_given,
+    uint64_t reqid, char bound[SHA256_HEX_LEN + 1], char *why, size_t whylen)
 {
 	char rid[REQID_STR_LEN];
 	sqlite3_stmt *st;
@@ -315,12 +317,13 @@ db_spend(const char *id, const char *params, const char *plan,
 	int n, found;
 
 	reqid_format(reqid, rid);
+	bound[0] = '\0';
 	if (exec("BEGIN IMMEDIATE") == -1)
 		return SPEND_ERROR;
 	if ((st = prepare("UPDATE approvals SET state = 'spent',"
 	    " spent_at = ?, spent_request = ? WHERE id = ? AND"
 	    " state = 'approved' AND expires_at > ? AND params_digest = ?"
-	    " AND plan_digest IS ?")) == NULL) {
+	    " AND (? = 0 OR plan_digest IS ?)")) == NULL) {
 		exec("ROLLBACK");
 		return SPEND_ERROR;
 	}
@@ -329,21 +332,26 @@ db_spend(const char *id, const char *params, const char *plan,
 	bind_text(st, 3, id);
 	sqlite3_bind_int64(st, 4, now);
 	bind_text(st, 5, params);
-	bind_text(st, 6, plan);
+	sqlite3_bind_int(st, 6, plan_given);
+	bind_text(st, 7, plan);
 	if ((n = step_done(st)) == -1) {
 		exec("ROLLBACK");
 		return SPEND_ERROR;
 	}
-	if (n == 1)
+	found = row_get(id, &r);
+	if (n == 1 && found == 1) {
+		strlcpy(bound, r.plan, SHA256_HEX_LEN + 1);
 		return commit_audited(id, "approval.spent", reqid,
 		    json_pack("{s:s, s:s, s:s?}", "approval_id", id,
-		    "params_digest", params, "plan_digest", plan)) == 0 ?
+		    "params_digest", params, "plan_digest",
+		    bound[0] != '\0' ? bound : NULL)) == 0 ?
 		    SPEND_OK : SPEND_ERROR;
-	found = row_get(id, &r);
+	}
 	exec("ROLLBACK");
-	if (found == -1)
+	if (found == -1 || n == 1)
 		return SPEND_ERROR;
-	why_not(id, &r, found, now, params, plan, why, whylen);
+	why_not(id, &r, found, now, params, plan_given ? plan : r.plan, why,
+	    whylen);
 	return SPEND_REFUSED;
 }
 

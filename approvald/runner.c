@@ -184,7 +184,8 @@ done:
 static int
 runner_spend(struct conn *c, struct msg *m)
 {
-	char digest[SHA256_HEX_LEN + 1], why[256];
+	char digest[SHA256_HEX_LEN + 1], bound[SHA256_HEX_LEN + 1];
+	char why[256];
 	struct decision d;
 	const char *tool, *plan, *id;
 	json_t *j;
@@ -197,7 +198,8 @@ runner_spend(struct conn *c, struct msg *m)
 	id = json_string_value(json_object_get(j, "approval_id"));
 	if (id == NULL || plan_digest_arg(j, &plan) == -1) {
 		conn_error(c, m->hdr.reqid, ERR_BADMSG, "APPROVAL_SPEND: needs "
-		    "approval_id and plan_digest (SHA-256 hex or null)");
+		    "approval_id and, if any, plan_digest (SHA-256 hex or "
+		    "null)");
 		goto done;
 	}
 	if (!needs_approval(c, m, tool, &d))
@@ -207,11 +209,13 @@ runner_spend(struct conn *c, struct msg *m)
 		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
 		goto done;
 	}
-	switch (db_spend(id, digest, plan, m->hdr.reqid, why, sizeof(why))) {
+	switch (db_spend(id, digest, plan, json_object_get(j, "plan_digest") !=
+	    NULL, m->hdr.reqid, bound, why, sizeof(why))) {
 	case SPEND_OK:
 		log_info("%.40s: spent by %s", id, tool);
 		r = reply_json(c, MSG_APPROVAL_SPENT, m->hdr.reqid, json_pack(
-		    "{s:s, s:s?}", "approval_id", id, "plan_digest", plan));
+		    "{s:s, s:s?}", "approval_id", id, "plan_digest",
+		    bound[0] != '\0' ? bound : NULL));
 		break;
 	case SPEND_REFUSED:
 		log_info("spend refused: %s", why);

@@ -62,6 +62,18 @@ cjson_dump(const json_t *j)
 	    JSON_REAL_PRECISION(17));
 }
 
+/*
+ * OpenSSL reads its configuration and loads its providers on first use:
+ * daemons do it before their sandbox forbids opening files.
+ */
+void
+sha256_preload(void)
+{
+	char d[SHA256_HEX_LEN + 1];
+
+	sha256_hex("", 0, d);
+}
+
 void
 sha256_hex(const void *buf, size_t len, char out[SHA256_HEX_LEN + 1])
 {

@@ -8,6 +8,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "cjson.h"
 #include "daemon.h"
 #include "event.h"
 #include "log.h"
@@ -73,6 +74,7 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 	if (mkdir(conf->runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal("mkdir %s", conf->runtime_dir);
 	signal(SIGPIPE, SIG_IGN);
+	sha256_preload();
 	ev_init();
 	server_init(name);
 }

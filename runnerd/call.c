@@ -25,14 +25,6 @@
 
 #define PEER_TIMEOUT_MS	10000
 
-struct call {
-	TAILQ_ENTRY(call)	 entry;
-	uint64_t		 id;
-	uint32_t		 conn;		/* 0 once mcpd has gone */
-	char			*tool;
-	char			*lease;		/* NULL: nothing to revoke */
-};
-
 /* Set by main(); here so that unit tests can link this file without it. */
 struct as_config		 runnerd_conf;
 const struct backend		*runnerd_backend;
@@ -67,7 +59,7 @@ send_result(uint32_t connid, uint64_t id, json_t *result)
 	json_decref(result);
 }
 
-static json_t *
+json_t *
 text_result(int is_error, const char *text, json_t *structured)
 {
 	json_t *r;
@@ -96,7 +88,7 @@ refuse(uint32_t connid, uint64_t id, const char *event, const char *why)
  * One request to approvald or brokerd over a fresh connection: 0 and
  * the reply's JSON (and its descriptor, if fdp), or -1 and why.
  */
-static int
+int
 peer_request(const char *sockname, uint32_t type, uint64_t id, json_t *body,
     uint32_t want, json_t **reply, int *fdp, char *why, size_t whylen)
 {
@@ -182,43 +174,63 @@ call_free(struct call *k)
 	ncalls--;
 	free(k->tool);
 	free(k->lease);
+	json_decref(k->args);
+	json_decref(k->decision);
+	free(k->approval_id);
+	free(k->plan_digest);
 	free(k);
 }
 
-/* Asks approvald; 0 to go on, with the egress allowlist in *egress. */
-static int
-decide(uint32_t connid, uint64_t id, json_t *call, json_t **egress)
+/*
+ * Asks approvald and records its answer.  The decision to go on with
+ * (allow, or approval_required for the tools that wait for a person),
+ * or NULL after the call was refused.
+ */
+static json_t *
+decide(uint32_t connid, uint64_t id, json_t *call)
 {
-	json_t *reply;
-	const char *decision, *reason;
+	json_t *reply, *egress;
+	const char *decision, *reason, *tool;
 	char why[256];
+	int waits;
 
+	tool = json_string_value(json_object_get(call, "tool"));
 	if (peer_request("approval.sock", MSG_DECIDE, id, json_pack("{s:O,"
 	    " s:O}", "tool", json_object_get(call, "tool"), "arguments",
 	    json_object_get(call, "arguments")), MSG_DECISION, &reply, NULL,
 	    why, sizeof(why)) == -1) {
 		refuse(connid, id, "tool.failed", why);
-		return -1;
+		return NULL;
 	}
 	decision = json_string_value(json_object_get(reply, "decision"));
 	reason = json_string_value(json_object_get(reply, "reason"));
-	if (decision == NULL || strcmp(decision, "allow") != 0) {
+	if (audit_emit("guardrail.decision", id, json_pack("{s:s, s:s?, s:O*,"
+	    " s:s?}", "tool", tool, "decision", decision, "tier",
+	    json_object_get(reply, "tier"), "reason", reason)) == -1) {
+		refuse(connid, id, NULL, "audit log unavailable: nothing was "
+		    "run");
+		json_decref(reply);
+		return NULL;
+	}
+	/* terraform_apply always waits for a person, whatever its tier. */
+	waits = strcmp(tool, "terraform_apply") == 0;
+	if (decision == NULL || (strcmp(decision, "allow") != 0 &&
+	    (strcmp(decision, "approval_required") != 0 || !waits))) {
 		snprintf(why, sizeof(why), "%s: %s", decision != NULL &&
 		    strcmp(decision, "approval_required") == 0 ?
 		    "approval required" : "denied by policy",
 		    reason != NULL ? reason : "no reason given");
 		refuse(connid, id, "tool.denied", why);
 		json_decref(reply);
-		return -1;
+		return NULL;
 	}
-	*egress = json_incref(json_object_get(reply, "egress"));
-	json_decref(reply);
-	if (*egress != NULL && !json_is_array(*egress)) {
-		json_decref(*egress);
+	egress = json_object_get(reply, "egress");
+	if (egress != NULL && !json_is_array(egress)) {
 		refuse(connid, id, "tool.failed", "bad egress list");
-		return -1;
+		json_decref(reply);
+		return NULL;
 	}
-	return 0;
+	return reply;
 }
 
 /* Asks brokerd; the secret, if any, comes back as a sealed memfd. */
@@ -266,7 +278,7 @@ call_start(struct conn *c, struct msg *m)
 {
 	struct sbx_request req;
 	struct call *k;
-	json_t *call, *args;
+	json_t *call, *args, *decision;
 	const char *tool;
 	char why[256];
 	int idx, started;
@@ -294,9 +306,8 @@ call_start(struct conn *c, struct msg *m)
 		    "request id already in use");
 		goto out;
 	}
-	if ((idx = tool_index(tool)) == -1 || strcmp(tool, "run_shell") != 0) {
-		refuse(c->id, m->hdr.reqid, "tool.failed",
-		    "tool not available in this runnerd");
+	if ((idx = tool_index(tool)) == -1) {
+		refuse(c->id, m->hdr.reqid, "tool.failed", "unknown tool");
 		goto out;
 	}
 	if (tool_validate(idx, args, why, sizeof(why)) == -1) {
@@ -308,20 +319,39 @@ call_start(struct conn *c, struct msg *m)
 		    "too many calls running; try again later");
 		goto out;
 	}
-	if (decide(c->id, req.id, call, &req.egress) == -1)
+	if ((decision = decide(c->id, req.id, call)) == NULL)
 		goto out;
 	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
 	    NULL)
 		fatal("call");
 	k->id = req.id;
 	k->conn = c->id;
+	k->args = json_incref(args);
+	k->decision = decision;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
 	ncalls++;
+	if (strcmp(tool, "run_shell") == 0)
+		k->kind = CALL_SHELL;
+	else if (tf_kind(k, why, sizeof(why)) == -1) {
+		refuse(c->id, req.id, "tool.failed", why);
+		call_free(k);
+		goto out;
+	}
+	/* The approval is spent before anything runs: it is single-use. */
+	if (k->kind == CALL_TF_APPLY && tf_spend(k, why, sizeof(why)) == -1) {
+		refuse(c->id, req.id, "tool.denied", why);
+		call_free(k);
+		goto out;
+	}
 	if (credential(c->id, k, call, &req.credfd) == -1) {
 		call_free(k);
 		goto out;
 	}
-	req.argv = shell_argv(args);
+	req.egress = json_incref(json_object_get(decision, "egress"));
+	if (k->kind == CALL_SHELL)
+		req.argv = shell_argv(args);
+	else if (tf_prepare(k, &req) == -1)
+		req.argv = NULL;
 	if (req.argv == NULL || audit_emit("sandbox.started", req.id,
 	    json_pack("{s:s, s:s, s:O*}", "tool", tool, "backend",
 	    runnerd_backend->name, "egress", req.egress)) == -1) {
@@ -337,12 +367,14 @@ call_start(struct conn *c, struct msg *m)
 		call_free(k);
 	}
 	json_decref(req.argv);
+	json_decref(req.workspace);
+	json_decref(req.files_out);
 out:
 	json_decref(req.egress);
 	json_decref(call);
 }
 
-static const char *
+const char *
 status_text(const char *status)
 {
 	if (strcmp(status, "deadline") == 0)
@@ -419,12 +451,12 @@ call_done(uint64_t id, json_t *r)
 		return;
 	}
 	revoked = lease_revoke(k) == 0;
-	res = shell_result(id, r);
+	res = k->kind == CALL_SHELL ? shell_result(id, r) : tf_result(k, r);
 	if (!revoked)
 		json_object_set_new(json_object_get(res, "structuredContent"),
 		    "credential_revoke_failed", json_true());
-	if (audit_emit("tool.result", id, json_pack("{s:O, s:O}", "isError",
-	    json_object_get(res, "isError"), "status",
+	if (res == NULL || audit_emit("tool.result", id, json_pack("{s:O,"
+	    " s:O}", "isError", json_object_get(res, "isError"), "status",
 	    json_object_get(r, "status"))) == -1) {
 		json_decref(res);
 		refuse(k->conn, id, NULL,

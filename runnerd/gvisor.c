@@ -133,6 +133,11 @@ gvisor_start(const struct sbx_request *r)
 	req = json_pack("{s:O, s:O*, s:O*, s:O*}", "argv", r->argv,
 	    "files_in", r->files_in, "files_out", r->files_out, "egress",
 	    r->egress);
+	if (req != NULL && r->workspace != NULL &&
+	    json_object_update(req, r->workspace) == -1) {
+		json_decref(req);
+		req = NULL;
+	}
 	text = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (text == NULL) {

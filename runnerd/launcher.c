@@ -46,7 +46,7 @@ struct sbx {
 	int64_t			 started;
 	uint64_t		 timer;
 	const char		*killed;	/* the status a kill gives */
-	json_t			*files_out;
+	json_t			*req;
 };
 
 static const struct as_config	*conf;
@@ -219,7 +219,7 @@ files_collect(struct sbx *s)
 
 	if ((files = json_object()) == NULL)
 		return NULL;
-	json_array_foreach(s->files_out, i, v) {
+	json_array_foreach(json_object_get(s->req, "files_out"), i, v) {
 		if (pathf(path, sizeof(path), "%s/work/%s", s->dir,
 		    json_string_value(v)) == -1)
 			continue;
@@ -243,6 +243,7 @@ static json_t *
 sbx_result(struct sbx *s)
 {
 	const char *status = "exited";
+	char work[PATH_MAX];
 	json_t *r, *code = json_null();
 	int ec;
 
@@ -268,6 +269,10 @@ sbx_result(struct sbx *s)
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
+	if (r != NULL && strcmp(status, "exited") == 0 &&
+	    json_integer_value(code) == 0 &&
+	    pathf(work, sizeof(work), "%s/work", s->dir) == 0)
+		workspace_keep(work, s->req, r);
 	return r;
 }
 
@@ -303,7 +308,7 @@ sbx_free(struct sbx *s)
 	TAILQ_REMOVE(&sbxs, s, entry);
 	free(s->out.buf);
 	free(s->err.buf);
-	json_decref(s->files_out);
+	json_decref(s->req);
 	free(s);
 }
 
@@ -402,10 +407,11 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 {
 	json_t *req;
 	struct sbx *s;
-	char why[160];
+	char why[256], work[PATH_MAX];
 
 	if ((req = json_loadb((const char *)data, len, 0, NULL)) == NULL ||
-	    !request_ok(req) || (s = calloc(1, sizeof(*s))) == NULL) {
+	    !request_ok(req) || !workspace_request_ok(conf, req) ||
+	    (s = calloc(1, sizeof(*s))) == NULL) {
 		json_decref(req);
 		if (credfd != -1)
 			close(credfd);
@@ -416,7 +422,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	s->out.fd = s->err.fd = -1;
 	s->proxy = -1;
 	s->started = ev_now_ms();
-	s->files_out = json_incref(json_object_get(req, "files_out"));
+	s->req = json_incref(req);
 	container_id(id, s->cid);
 	TAILQ_INSERT_TAIL(&sbxs, s, entry);
 	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
@@ -430,6 +436,9 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	else if (bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) ==
 	    -1)
 		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
+	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    workspace_seed(conf, work, req, why, sizeof(why)) == -1)
+		;	/* why says it */
 	else if (sbx_spawn(s, json_object_get(req, "egress")) == -1)
 		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
 	else

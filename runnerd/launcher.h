@@ -46,6 +46,12 @@ int	 bundle_create(const struct as_config *, const char *, const char *,
 int	 rm_tree(const char *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
+/* workspace.c */
+int	 workspace_request_ok(const struct as_config *, json_t *);
+int	 workspace_seed(const struct as_config *, const char *, json_t *,
+	    char *, size_t);
+void	 workspace_keep(const char *, json_t *, json_t *);
+
 /* cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);

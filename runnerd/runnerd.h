@@ -2,6 +2,8 @@
 #ifndef RUNNERD_H
 #define RUNNERD_H
 
+#include <sys/queue.h>
+
 #include "backend.h"
 #include "config.h"
 #include "server.h"
@@ -12,8 +14,39 @@ extern const struct backend	*runnerd_backend;
 int	runnerd_dispatch_mcpd(struct conn *, struct msg *);
 void	runnerd_closed_mcpd(struct conn *);
 
+/* What a call runs; terraform_apply is two calls, before and after a person. */
+enum call_kind {
+	CALL_SHELL,		/* run_shell */
+	CALL_TF_PLAN,		/* terraform_plan */
+	CALL_TF_REQUEST,	/* terraform_apply: plan, then ask approval */
+	CALL_TF_APPLY,		/* terraform_apply with an approval spent */
+};
+
+struct call {
+	TAILQ_ENTRY(call)	 entry;
+	uint64_t		 id;
+	uint32_t		 conn;		/* 0 once mcpd has gone */
+	char			*tool;
+	char			*lease;		/* NULL: nothing to revoke */
+	enum call_kind		 kind;
+	json_t			*args;
+	json_t			*decision;	/* approvald's MSG_DECISION */
+	char			*approval_id;	/* CALL_TF_APPLY */
+	char			*plan_digest;	/* CALL_TF_APPLY: approved plan */
+};
+
 /* call.c */
 void	call_start(struct conn *, struct msg *);
+int	peer_request(const char *, uint32_t, uint64_t, json_t *, uint32_t,
+	    json_t **, int *, char *, size_t);
+json_t	*text_result(int, const char *, json_t *);
+const char *status_text(const char *);
+
+/* terraform.c */
+int	tf_kind(struct call *, char *, size_t);
+int	tf_spend(struct call *, char *, size_t);
+int	tf_prepare(struct call *, struct sbx_request *);
+json_t	*tf_result(struct call *, json_t *);
 void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);

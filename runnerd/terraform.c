@@ -1,0 +1,360 @@
+/*
+ * terraform_plan and terraform_apply.  The working directory is the one
+ * approvald resolved under the policy's Terraform root; the sandbox gets
+ * a copy of it and of the state runnerd keeps for it, never a host path.
+ *
+ *   terraform_plan             init, plan -out, show -json; the plan is
+ *                              saved under its SHA-256 and summarised
+ *   terraform_apply            the same, then a pending approval bound to
+ *                              the parameters and that digest; nothing
+ *                              is applied
+ *   terraform_apply + approval the approval is spent (approvald checks the
+ *                              binding and returns the plan's digest), the
+ *                              launcher loads the saved plan only if its
+ *                              bytes still have that digest, and terraform
+ *                              applies exactly it; a stale plan fails as
+ *                              terraform says, nothing is re-planned
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "cjson.h"
+#include "log.h"
+#include "runnerd.h"
+#include "tfplan.h"
+
+/* No CLI configuration, no update check, no prompt: nothing but the module. */
+#define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
+		"TF_CLI_CONFIG_FILE=/dev/null; "
+#define TF_INIT	"terraform init -input=false -no-color >/tmp/init.log 2>&1 || " \
+		"{ cat /tmp/init.log >&2; exit 3; }; "
+
+static const char plan_script[] = TF_ENV TF_INIT
+    "terraform plan -input=false -no-color -out=plan.tfplan >plan.txt "
+    "2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; exit 4; }; "
+    "terraform show -json plan.tfplan >plan.json 2>/tmp/show.err || "
+    "{ cat /tmp/show.err >&2; exit 5; }";
+
+static const char apply_script[] = TF_ENV TF_INIT
+    "terraform apply -input=false -no-color plan.tfplan";
+
+static const char *
+working_dir(const struct call *k)
+{
+	return json_string_value(json_object_get(k->args, "working_dir"));
+}
+
+/* Which of the three a call is; -1 and why when approvald gave no path. */
+int
+tf_kind(struct call *k, char *why, size_t whylen)
+{
+	const char *id;
+
+	if (json_string_value(json_object_get(k->decision,
+	    "working_dir_path")) == NULL) {
+		snprintf(why, whylen, "%s: no resolved working directory",
+		    k->tool);
+		return -1;
+	}
+	if (strcmp(k->tool, "terraform_plan") == 0)
+		k->kind = CALL_TF_PLAN;
+	else if (strcmp(k->tool, "terraform_apply") == 0) {
+		id = json_string_value(json_object_get(k->args, "approval_id"));
+		k->kind = id != NULL ? CALL_TF_APPLY : CALL_TF_REQUEST;
+		if (id != NULL && (k->approval_id = strdup(id)) == NULL)
+			fatal("approval id");
+	} else {
+		snprintf(why, whylen, "tool %s is not available in this "
+		    "runnerd", k->tool);
+		return -1;
+	}
+	return 0;
+}
+
+/* The approval's arguments: the call's, less the approval itself. */
+static json_t *
+bound_arguments(const struct call *k)
+{
+	json_t *a;
+
+	if ((a = json_deep_copy(k->args)) != NULL)
+		json_object_del(a, "approval_id");
+	return a;
+}
+
+/* Spends the approval; approvald answers with the digest it is bound to. */
+int
+tf_spend(struct call *k, char *why, size_t whylen)
+{
+	json_t *reply;
+	const char *digest;
+
+	if (peer_request("approval.sock", MSG_APPROVAL_SPEND, k->id,
+	    json_pack("{s:s, s:s, s:o}", "approval_id", k->approval_id,
+	    "tool", k->tool, "arguments", bound_arguments(k)),
+	    MSG_APPROVAL_SPENT, &reply, NULL, why, whylen) == -1)
+		return -1;
+	digest = json_string_value(json_object_get(reply, "plan_digest"));
+	if (digest == NULL || strlen(digest) != SHA256_HEX_LEN) {
+		snprintf(why, whylen, "approval %s is bound to no plan",
+		    k->approval_id);
+		json_decref(reply);
+		return -1;
+	}
+	if ((k->plan_digest = strdup(digest)) == NULL)
+		fatal("digest");
+	json_decref(reply);
+	return 0;
+}
+
+/* runnerd's own directory for one working directory's state and plans. */
+static json_t *
+state_dir(const char *path)
+{
+	char digest[SHA256_HEX_LEN + 1], *dir;
+	json_t *j;
+
+	sha256_hex(path, strlen(path), digest);
+	if (asprintf(&dir, "%s/terraform/%.16s",
+	    runnerd_conf.runnerd.state_dir, digest) == -1)
+		return NULL;
+	j = json_string(dir);
+	free(dir);
+	return j;
+}
+
+int
+tf_prepare(struct call *k, struct sbx_request *req)
+{
+	const char *path;
+	int apply = k->kind == CALL_TF_APPLY;
+
+	path = json_string_value(json_object_get(k->decision,
+	    "working_dir_path"));
+	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c",
+	    apply ? apply_script : plan_script);
+	req->workspace = json_pack("{s:s, s:o}", "workdir", path, "state",
+	    state_dir(path));
+	if (req->argv == NULL || req->workspace == NULL)
+		return -1;
+	if (apply) {
+		json_object_set_new(req->workspace, "plan_load",
+		    json_string(k->plan_digest));
+		json_object_set_new(req->workspace, "keep_state", json_true());
+	} else {
+		json_object_set_new(req->workspace, "plan_save",
+		    json_string("plan.tfplan"));
+		req->files_out = json_pack("[s, s]", "plan.json", "plan.txt");
+	}
+	return 0;
+}
+
+static long long
+count(const json_t *summary, const char *action)
+{
+	return json_integer_value(json_object_get(json_object_get(summary,
+	    "counts"), action));
+}
+
+/* The summary a person reads first: counts, then each change. */
+static char *
+summary_text(const char *wd, const json_t *s, const char *digest)
+{
+	const json_t *r, *f, *why;
+	char *text = NULL;
+	size_t i, j;
+	FILE *mem;
+	size_t len;
+
+	if ((mem = open_memstream(&text, &len)) == NULL)
+		return NULL;
+	fprintf(mem, "Plan for %s: %lld to add, %lld to change, %lld to "
+	    "destroy, %lld to replace.\n", wd, count(s, "create"),
+	    count(s, "update"), count(s, "delete"), count(s, "replace"));
+	json_array_foreach(json_object_get(s, "resources"), i, r) {
+		if (strcmp(json_string_value(json_object_get(r, "action")),
+		    "no-op") == 0)
+			continue;
+		fprintf(mem, "  %s %s: %s", json_is_true(json_object_get(r,
+		    "destructive")) ? "!" : " ",
+		    json_string_value(json_object_get(r, "address")),
+		    json_string_value(json_object_get(r, "action")));
+		json_array_foreach(json_object_get(r, "forced_by"), j, f)
+			fprintf(mem, "%s%s", j ? ", " : " (forced by ",
+			    json_string_value(f));
+		fprintf(mem, "%s\n", json_array_size(json_object_get(r,
+		    "forced_by")) ? ")" : "");
+	}
+	json_array_foreach(json_object_get(s, "destructive_reasons"), i, why)
+		fprintf(mem, "DESTRUCTIVE: %s\n", json_string_value(why));
+	if (digest != NULL)
+		fprintf(mem, "Plan digest: %s\n", digest);
+	if (fclose(mem) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static json_t *
+failed(const struct call *k, json_t *r, const char *what)
+{
+	const char *status, *err, *out;
+	char *text;
+	json_t *res;
+
+	status = json_string_value(json_object_get(r, "status"));
+	err = json_string_value(json_object_get(r, "stderr"));
+	out = json_string_value(json_object_get(r, "stdout"));
+	if (asprintf(&text, "%s failed in %s%s%s\n%s%s", k->tool,
+	    working_dir(k), status != NULL && strcmp(status, "exited") != 0 ?
+	    ": " : "", status != NULL && strcmp(status, "exited") != 0 ?
+	    status_text(status) : "", out != NULL ? out : "",
+	    err != NULL ? err : (what != NULL ? what : "")) == -1)
+		return NULL;
+	res = text_result(1, text, json_pack("{s:s, s:s, s:b}", "status",
+	    "failed", "working_dir", working_dir(k), "destructive", 0));
+	free(text);
+	return res;
+}
+
+/* The plan's summary from the sandbox's files, or NULL and why. */
+static json_t *
+plan_summary(const struct call *k, json_t *r, char *why, size_t whylen)
+{
+	struct tfplan_signals sig;
+	const char *pj, *pt;
+	json_t *files;
+
+	files = json_object_get(r, "files");
+	pj = json_string_value(json_object_get(files, "plan.json"));
+	pt = json_string_value(json_object_get(files, "plan.txt"));
+	if (pj == NULL || json_string_value(json_object_get(r,
+	    "plan_digest")) == NULL) {
+		snprintf(why, whylen, "the plan was not saved");
+		return NULL;
+	}
+	sig.patterns = json_object_get(k->decision, "destructive_patterns");
+	sig.delete_actions = json_is_true(json_object_get(k->decision,
+	    "destructive_actions"));
+	return tfplan_summary(pj, strlen(pj), pt, &sig, why, whylen);
+}
+
+static json_t *
+plan_result(const struct call *k, json_t *r, json_t *summary)
+{
+	const char *digest, *pt;
+	char *head, *text;
+	json_t *sc, *res;
+
+	digest = json_string_value(json_object_get(r, "plan_digest"));
+	pt = json_string_value(json_object_get(json_object_get(r, "files"),
+	    "plan.txt"));
+	if ((head = summary_text(working_dir(k), summary, digest)) == NULL)
+		return NULL;
+	sc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:O, s:O, s:s, s:O,"
+	    " s:s}", "working_dir", working_dir(k), "plan_digest", digest,
+	    "add", (json_int_t)count(summary, "create"),
+	    "change", (json_int_t)count(summary, "update"),
+	    "destroy", (json_int_t)count(summary, "delete"),
+	    "replace", (json_int_t)count(summary, "replace"),
+	    "destructive", json_object_get(summary, "destructive"),
+	    "destructive_changes", json_object_get(summary,
+	    "destructive_reasons"), "summary", head,
+	    "changes", json_object_get(summary, "resources"),
+	    "plan_text", pt != NULL ? pt : "");
+	if (asprintf(&text, "%s\n%s", head, pt != NULL ? pt : "") == -1)
+		text = NULL;
+	res = text != NULL ? text_result(0, text, sc) : NULL;
+	free(head);
+	free(text);
+	return res;
+}
+
+/* A pending approval for the plan just made; nothing is applied. */
+static json_t *
+request_approval(const struct call *k, json_t *r, json_t *summary)
+{
+	const char *digest, *id, *expires;
+	char why[256], *head, *text;
+	json_t *reply, *res;
+
+	digest = json_string_value(json_object_get(r, "plan_digest"));
+	if (peer_request("approval.sock", MSG_APPROVAL_REQUEST, k->id,
+	    json_pack("{s:s, s:o, s:s, s:O, s:s}", "tool", k->tool,
+	    "arguments", bound_arguments(k), "plan_digest", digest, "summary",
+	    summary, "plan_text", json_string_value(json_object_get(
+	    json_object_get(r, "files"), "plan.txt"))), MSG_APPROVAL_CREATED,
+	    &reply, NULL, why, sizeof(why)) == -1)
+		return failed(k, r, why);
+	id = json_string_value(json_object_get(reply, "approval_id"));
+	expires = json_string_value(json_object_get(reply, "expires_at"));
+	head = summary_text(working_dir(k), summary, digest);
+	if (id == NULL || head == NULL || asprintf(&text, "Nothing was "
+	    "applied: this change waits for a person's approval.\n\n%s\n"
+	    "An operator reviews it and approves it out of band:\n"
+	    "  approvalctl show %s\n  approvalctl approve %s\n"
+	    "Then call terraform_apply again with approval_id \"%s\"; the "
+	    "approval expires at %s and works once.\n", head, id, id, id,
+	    expires != NULL ? expires : "?") == -1) {
+		free(head);
+		json_decref(reply);
+		return failed(k, r, "approvald gave no approval id");
+	}
+	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s?, s:s,"
+	    " s:O, s:s, s:s+}", "status", "pending_approval", "working_dir",
+	    working_dir(k), "approval_id", id, "expires_at", expires,
+	    "plan_digest", digest, "destructive", json_object_get(summary,
+	    "destructive"), "summary", head, "approve_command",
+	    "approvalctl approve ", id));
+	free(head);
+	free(text);
+	json_decref(reply);
+	return res;
+}
+
+static json_t *
+apply_result(const struct call *k, json_t *r)
+{
+	const char *out;
+	char *text;
+	json_t *res;
+
+	out = json_string_value(json_object_get(r, "stdout"));
+	if (json_object_get(r, "error") != NULL)
+		return failed(k, r, json_string_value(json_object_get(r,
+		    "error")));
+	if (asprintf(&text, "Applied the approved plan %.12s… in %s.\n%s",
+	    k->plan_digest, working_dir(k), out != NULL ? out : "") == -1)
+		return NULL;
+	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s, s:s}",
+	    "status", "applied", "working_dir", working_dir(k), "approval_id",
+	    k->approval_id, "plan_digest", k->plan_digest, "summary",
+	    out != NULL ? out : ""));
+	free(text);
+	return res;
+}
+
+/* The MCP result of a terraform call from the backend's result. */
+json_t *
+tf_result(struct call *k, json_t *r)
+{
+	const char *status;
+	char why[512];
+	json_t *summary, *res;
+
+	status = json_string_value(json_object_get(r, "status"));
+	if (status == NULL || strcmp(status, "exited") != 0 ||
+	    json_integer_value(json_object_get(r, "exit_code")) != 0)
+		return failed(k, r, NULL);
+	if (k->kind == CALL_TF_APPLY)
+		return apply_result(k, r);
+	if ((summary = plan_summary(k, r, why, sizeof(why))) == NULL)
+		return failed(k, r, why);
+	res = k->kind == CALL_TF_PLAN ? plan_result(k, r, summary) :
+	    request_approval(k, r, summary);
+	json_decref(summary);
+	return res;
+}
