@@ -64,8 +64,9 @@ $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS))
 endef
 $(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(word 2,$(subst /, ,$(t))))))
 
-# Test tools (regress/lib/*.c): clients the shell tests drive daemons with.
-TOOL_SRCS := $(wildcard regress/lib/*.c)
+# Test tools (regress/lib/*.c, regress/*/bench_*.c): clients the shell
+# tests and benchmarks drive daemons with.
+TOOL_SRCS := $(wildcard regress/lib/*.c regress/*/bench_*.c)
 TOOL_BINS := $(TOOL_SRCS:%.c=$(BUILD)/%)
 $(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
 	@echo "  LD      $@"
@@ -131,14 +132,29 @@ deps:
 	cp regress/mcpd/package.json regress/mcpd/package-lock.json $(BUILD)/node/
 	npm ci --prefix $(BUILD)/node --no-audit --no-fund
 
+# The isolation claims, each PASS or FAIL, on real sandboxes (root).
+verify: all
+	scripts/verify-local $(BUILD)
+
 bench: all
 	@echo "== mcpd: tools/list round trips, ping latency"
 	@python3 regress/mcpd/bench.py $(BUILD)/bin/mcpd
+	@echo "== approvald: decisions and durable spends per second"
+	@regress/approvald/bench.sh $(BUILD)
+	@echo "== auditd: durable events per second, 1, 8 and 64 writers"
+	@$(BUILD)/regress/auditd/bench_audit -t 5 $(abspath $(BUILD)/bin)
+	@echo "== brokerd: added latency of issue + revoke against the Vault double"
+	@python3 regress/brokerd/bench.py $(BUILD)/bin 300
+	@echo "== runnerd: cold start against bare runsc; sandboxes per second"
+	@scripts/bench-runnerd $(BUILD)
 	@echo "== terraform, bare (baseline for the suite's figures)"
 	@scripts/bench-terraform-bare 10
 
 run: all
 	scripts/run-dev $(BUILD)
+
+demo: all
+	scripts/demo $(BUILD)
 
 install: $(PROGS:%=$(BUILD)/bin/%)
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
@@ -158,4 +174,4 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 clean:
 	rm -rf obj obj-asan
 
-.PHONY: all tests test test-asan run install clean fuzz fuzz-bins deps bench
+.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench verify

@@ -5,6 +5,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,26 @@ check_namespace(const struct policy_tool *t, const json_t *args,
 	return 1;
 }
 
+/* A Terraform module has at least one .tf or .tf.json file at its top. */
+static int
+has_terraform_files(const char *dir)
+{
+	struct dirent *de;
+	size_t n;
+	DIR *d;
+	int found = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		found = (n > 3 && strcmp(de->d_name + n - 3, ".tf") == 0) ||
+		    (n > 8 && strcmp(de->d_name + n - 8, ".tf.json") == 0);
+	}
+	closedir(d);
+	return found;
+}
+
 /*
  * The directory must be listed and, once every symlink is resolved,
  * be exactly terraform_root/working_dir: a symlink anywhere on the way
@@ -96,6 +117,9 @@ check_working_dir(const struct policy *p, const struct policy_tool *t,
 		    wd);
 	if (stat(path, &st) == -1 || !S_ISDIR(st.st_mode))
 		return deny(d, "working_dir \"%.128s\" is not a directory", wd);
+	if (!has_terraform_files(path))
+		return deny(d, "working_dir \"%.128s\" is not a Terraform "
+		    "directory (no .tf file)", wd);
 	strlcpy(d->path, path, sizeof(d->path));
 	return 1;
 }

@@ -51,6 +51,7 @@ static const int approvald_syscalls[] = {
 	SC(openat), SC(pread64), SC(pwrite64), SC(fsync), SC(fdatasync),
 	SC(ftruncate), SC(unlink), SC(fchown), SC(fchmod), SC(access),
 	SC(getcwd), SC(readlink), SC(stat), SC(lstat), SC(statx),
+	SC(getdents64),
 	SC_END
 };
 

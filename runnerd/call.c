@@ -429,7 +429,8 @@ void
 call_done(uint64_t id, json_t *r)
 {
 	struct call *k;
-	json_t *res;
+	char rid[REQID_STR_LEN];
+	json_t *res, *sc;
 	int revoked;
 
 	if ((k = call_find(id)) == NULL) {
@@ -452,9 +453,13 @@ call_done(uint64_t id, json_t *r)
 	}
 	revoked = lease_revoke(k) == 0;
 	res = k->kind == CALL_SHELL ? shell_result(id, r) : tf_result(k, r);
+	/* The request id finds the call's trail: auditctl show --request-id. */
+	reqid_format(id, rid);
+	sc = json_object_get(res, "structuredContent");
+	json_object_set_new(sc, "request_id", json_string(rid));
 	if (!revoked)
-		json_object_set_new(json_object_get(res, "structuredContent"),
-		    "credential_revoke_failed", json_true());
+		json_object_set_new(sc, "credential_revoke_failed",
+		    json_true());
 	if (res == NULL || audit_emit("tool.result", id, json_pack("{s:O,"
 	    " s:O}", "isError", json_object_get(res, "isError"), "status",
 	    json_object_get(r, "status"))) == -1) {

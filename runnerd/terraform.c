@@ -198,21 +198,29 @@ summary_text(const char *wd, const json_t *s, const char *digest)
 	return text;
 }
 
+/*
+ * A failed call, with terraform's own words (its output as is), or the
+ * launcher's (what kept the sandbox from running), or ours (what).
+ */
 static json_t *
 failed(const struct call *k, json_t *r, const char *what)
 {
-	const char *status, *err, *out;
+	const char *status, *err, *out, *error;
 	char *text;
 	json_t *res;
+	int sandboxed;
 
 	status = json_string_value(json_object_get(r, "status"));
 	err = json_string_value(json_object_get(r, "stderr"));
 	out = json_string_value(json_object_get(r, "stdout"));
-	if (asprintf(&text, "%s failed in %s%s%s\n%s%s", k->tool,
-	    working_dir(k), status != NULL && strcmp(status, "exited") != 0 ?
-	    ": " : "", status != NULL && strcmp(status, "exited") != 0 ?
-	    status_text(status) : "", out != NULL ? out : "",
-	    err != NULL ? err : (what != NULL ? what : "")) == -1)
+	error = json_string_value(json_object_get(r, "error"));
+	sandboxed = status != NULL && strcmp(status, "exited") != 0 &&
+	    strcmp(status, "failed") != 0;
+	if (asprintf(&text, "%s failed in %s%s%s\n%s%s%s%s", k->tool,
+	    working_dir(k), sandboxed ? ": " : "",
+	    sandboxed ? status_text(status) : "", out != NULL ? out : "",
+	    err != NULL ? err : "", error != NULL ? error : "",
+	    what != NULL ? what : "") == -1)
 		return NULL;
 	res = text_result(1, text, json_pack("{s:s, s:s, s:b}", "status",
 	    "failed", "working_dir", working_dir(k), "destructive", 0));
@@ -324,8 +332,7 @@ apply_result(const struct call *k, json_t *r)
 
 	out = json_string_value(json_object_get(r, "stdout"));
 	if (json_object_get(r, "error") != NULL)
-		return failed(k, r, json_string_value(json_object_get(r,
-		    "error")));
+		return failed(k, r, NULL);
 	if (asprintf(&text, "Applied the approved plan %.12s… in %s.\n%s",
 	    k->plan_digest, working_dir(k), out != NULL ? out : "") == -1)
 		return NULL;

@@ -1,0 +1,183 @@
+#! /usr/bin/env atf-sh
+# terraform_plan and terraform_apply through the real suite: mcpd (via
+# the MCP SDK), runnerd with gVisor, approvald, brokerd and auditd.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+# The suite on the test's own Terraform root, holding the demo module
+# and modules that are wrong in each way a working_dir can be.
+tf_setup()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	W=$(pwd)
+	mkdir -p tf/empty tf/broken tf/needs-provider outside
+	cp -R "$(as_src)/terraform/demo" "$(as_src)/terraform/k8s-demo" tf/
+	echo 'resource "terraform_data" "x" {' > tf/broken/main.tf
+	cat > tf/needs-provider/main.tf <<'TF'
+terraform {
+  required_providers {
+    null = { source = "hashicorp/null", version = "3.2.2" }
+  }
+}
+resource "null_resource" "x" {}
+TF
+	cp tf/demo/main.tf outside/
+	ln -s "$W/outside" tf/link
+	dirs="[demo, k8s-demo, empty, broken, needs-provider, link]"
+	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
+	    -e "s|working_dirs: \[.*\]|working_dirs: $dirs|" \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	AS_RUNNERD_EXTRA="  timeout: 60s"
+	AS_BROKERD_EXTRA="  scopes:
+    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+}
+
+# call TOOL JSON-ARGS: the MCP result of one call straight on runner.sock.
+call()
+{
+	"$FRAMETOOL" send "$AS_RUN/runner.sock" 100 \
+	    "{\"tool\":\"$1\",\"arguments\":$2}" | sed -n 's/^TOOL_RESULT //p'
+}
+
+field()
+{
+	python3 -c 'import json,sys; r=json.load(sys.stdin); v=r.get("structuredContent",{}).get(sys.argv[1]) if sys.argv[1]!="text" else r["content"][0]["text"]; print(json.dumps(v) if not isinstance(v,str) else v)' "$1"
+}
+
+sandboxes_started()
+{
+	grep -c '"event":"sandbox.started"' var/audit.jsonl || :
+}
+
+atf_test_case scenario cleanup
+scenario_head()
+{
+	atf_set "descr" "the forces-replacement demo, every step checked, through the MCP SDK"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "node"
+	atf_set "timeout" "300"
+}
+scenario_body()
+{
+	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
+	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
+	    atf_skip "MCP SDK not installed in $modules (make deps)"
+	tf_setup
+	NODE_PATH=$modules node "$(as_src)/scripts/demo-client.cjs" \
+	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" "$(pwd)/tf" \
+	    > demo.out 2>&1 || { cat demo.out >&2; atf_fail "demo scenario"; }
+	grep -q "the gate held" demo.out || atf_fail "the demo did not finish"
+	atf_check -o match:"chain intact" "$(as_bin auditctl)" -f conf.yaml verify
+	as_stop
+}
+scenario_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case bad_working_dirs cleanup
+bad_working_dirs_head()
+{
+	atf_set "descr" "working_dir escapes and non-modules are refused before any sandbox starts"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+bad_working_dirs_body()
+{
+	tf_setup
+	for wd in /etc ../demo demo/.. "demo/../../outside"; do
+		call terraform_plan "{\"working_dir\":\"$wd\"}" > r.json
+		atf_check -o inline:"true\n" -x "python3 -c 'import json; print(str(json.load(open(\"r.json\"))[\"isError\"]).lower())'"
+	done
+	call terraform_plan '{"working_dir":"link"}' | field text > r.txt
+	grep -q "goes through a symlink" r.txt || atf_fail "symlink: $(cat r.txt)"
+	call terraform_plan '{"working_dir":"empty"}' | field text > r.txt
+	grep -q "not a Terraform directory" r.txt || atf_fail "empty: $(cat r.txt)"
+	call terraform_plan '{"working_dir":"nowhere"}' | field text > r.txt
+	grep -q "not allowed" r.txt || atf_fail "unlisted: $(cat r.txt)"
+	call terraform_apply '{"working_dir":"link"}' | field text > r.txt
+	grep -q "goes through a symlink" r.txt || atf_fail "apply symlink"
+	[ "$(sandboxes_started)" -eq 0 ] || atf_fail "a sandbox was started"
+	as_stop
+}
+bad_working_dirs_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case approvals cleanup
+approvals_head()
+{
+	atf_set "descr" "an approval for another working dir or whose plan file changed applies nothing"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+approvals_body()
+{
+	tf_setup
+	# Another working dir: approvald refuses, nothing runs.
+	id=$(call terraform_apply '{"working_dir":"demo"}' | field approval_id)
+	atf_check -o match:approved "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	before=$(sandboxes_started)
+	call terraform_apply "{\"working_dir\":\"k8s-demo\",\"approval_id\":\"$id\"}" |
+	    field text > r.txt
+	grep -q "bound to other parameters" r.txt || atf_fail "other dir: $(cat r.txt)"
+	[ "$(sandboxes_started)" -eq "$before" ] || atf_fail "it ran"
+	# The saved plan changed after approval: loaded never, applied never.
+	id=$(call terraform_apply '{"working_dir":"demo"}' | field approval_id)
+	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null
+	for p in var/runner/terraform/*/plans/*.tfplan; do
+		printf x >> "$p"
+	done
+	call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > r.json
+	field text < r.json > r.txt
+	grep -q "plan file was modified" r.txt || atf_fail "tampered: $(cat r.txt)"
+	[ ! -e var/runner/terraform/*/terraform.tfstate ] ||
+	    atf_fail "state written by a refused apply"
+	# And it is spent: a person must look again.
+	call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" |
+	    field text > r.txt
+	grep -q "already spent" r.txt || atf_fail "replay: $(cat r.txt)"
+	as_stop
+}
+approvals_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case terraform_errors cleanup
+terraform_errors_head()
+{
+	atf_set "descr" "terraform's own errors come back as they are, nothing left behind"
+	atf_set "require.user" "root"
+	atf_set "timeout" "180"
+}
+terraform_errors_body()
+{
+	tf_setup
+	call terraform_plan '{"working_dir":"broken"}' > r.json
+	field text < r.json > r.txt
+	grep -q '"isError":true' r.json || atf_fail "syntax error not an error"
+	grep -q "Error: " r.txt || atf_fail "no terraform message: $(cat r.txt)"
+	call terraform_plan '{"working_dir":"needs-provider"}' > r.json
+	field text < r.json > r.txt
+	grep -q '"isError":true' r.json || atf_fail "missing provider not an error"
+	grep -q "hashicorp/null" r.txt || atf_fail "no init message: $(cat r.txt)"
+	[ -z "$(ls var/runner/bundles 2>/dev/null)" ] || atf_fail "bundles left"
+	as_stop
+}
+terraform_errors_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case scenario
+	atf_add_test_case bad_working_dirs
+	atf_add_test_case approvals
+	atf_add_test_case terraform_errors
+}
