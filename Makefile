@@ -147,8 +147,8 @@ bench: all
 	@python3 regress/brokerd/bench.py $(BUILD)/bin 300
 	@echo "== runnerd: cold start against bare runsc; sandboxes per second"
 	@scripts/bench-runnerd $(BUILD)
-	@echo "== terraform, bare (baseline for the suite's figures)"
-	@scripts/bench-terraform-bare 10
+	@echo "== terraform_plan / terraform_apply through the suite against bare terraform"
+	@scripts/bench-terraform $(BUILD) 10
 
 run: all
 	scripts/run-dev $(BUILD)
