@@ -48,6 +48,18 @@ policy_reload(void)
 	log_info("policy %s loaded: %zu tools", p->file, p->ntools);
 }
 
+/* approvald -n: the policy too must load. */
+static int
+policy_check(const struct as_config *conf, char *err, size_t errlen)
+{
+	struct policy *p;
+
+	if ((p = policy_load(conf->approvald.policy, err, errlen)) == NULL)
+		return -1;
+	policy_free(p);
+	return 0;
+}
+
 static void
 expiry_sweep(void *arg)
 {
@@ -76,6 +88,7 @@ main(int argc, char *argv[])
 	char err[1024], dbdir[PATH_MAX], policydir[PATH_MAX];
 	const struct approvald_conf *ac = &approvald_conf.approvald;
 
+	daemon_check(policy_check);
 	daemon_start(argc, argv, "approvald", &opts, &approvald_conf);
 	if ((approvald_policy = policy_load(ac->policy, err,
 	    sizeof(err))) == NULL)

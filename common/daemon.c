@@ -15,6 +15,14 @@
 #include "server.h"
 
 static void	(*reload_cb)(void);
+static int	(*check_cb)(const struct as_config *, char *, size_t);
+
+/* What -n checks beyond the configuration (approvald: its policy). */
+void
+daemon_check(int (*check)(const struct as_config *, char *, size_t))
+{
+	check_cb = check;
+}
 
 static __attribute__((noreturn)) void
 usage(const char *name)
@@ -64,6 +72,10 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 		exit(1);
 	}
 	if (o->noaction) {
+		if (check_cb != NULL && check_cb(conf, err, sizeof(err)) == -1) {
+			fprintf(stderr, "%s\n", err);
+			exit(1);
+		}
 		if (o->verbose)
 			config_print(conf);
 		fprintf(stderr, "configuration OK\n");

@@ -13,6 +13,7 @@ struct daemon_opts {
 
 void	daemon_start(int, char **, const char *, struct daemon_opts *,
 	    struct as_config *);
+void	daemon_check(int (*)(const struct as_config *, char *, size_t));
 void	daemon_signals(void (*)(void));
 void	daemon_run(void);
 int	daemon_trap(const struct as_config *);

@@ -55,6 +55,10 @@ config_check_body()
 	done
 	atf_check -s exit:1 -e match:"No such file" \
 	    "$(as_bin auditd)" -n -f missing.yaml
+	# approvald -n also loads the policy the configuration names.
+	printf 'tools:\n  x: { tier: medium }\n' > policy.yaml
+	atf_check -s exit:1 -e match:"policy.yaml:2: tier" \
+	    "$(as_bin approvald)" -n -f conf.yaml
 	# -nv prints a normalized configuration that loads again.
 	"$(as_bin auditd)" -nv -f conf.yaml > printed.yaml 2>/dev/null
 	atf_check -e inline:"configuration OK\n" \
