@@ -43,6 +43,15 @@ src_path(const atf_tc_t *tc, const char *rel, const char *copy, char *buf,
 		snprintf(buf, len, "%s/%s", src, copy);
 }
 
+static void
+touch_file(const char *path)
+{
+	FILE *f;
+
+	ATF_REQUIRE((f = fopen(path, "w")) != NULL);
+	fclose(f);
+}
+
 /* policy.fixture with @ROOT@ and @TTL@ filled in, loaded. */
 static struct policy *
 fixture(const atf_tc_t *tc)
@@ -60,6 +69,12 @@ fixture(const atf_tc_t *tc)
 	mkdir("tf/nested", 0755);
 	mkdir("tf/nested/mod", 0755);
 	mkdir("outside", 0755);
+	/* A module is a directory with a .tf file; "empty" has none. */
+	mkdir("tf/empty", 0755);
+	touch_file("tf/demo/main.tf");
+	touch_file("tf/k8s-demo/main.tf");
+	touch_file("tf/nested/mod/main.tf.json");
+	touch_file("outside/main.tf");
 	unlink("tf/link");
 	ATF_REQUIRE(symlink("../outside", "tf/link") == 0);
 	src_path(tc, "regress/approvald/policy.fixture", "policy.fixture",
@@ -152,6 +167,8 @@ ATF_TC_BODY(decision_table, tc)
 	    VERDICT_DENY, "goes through a symlink");
 	check(p, "terraform_plan", "{\"working_dir\": \"missing\"}",
 	    VERDICT_DENY, "No such file");
+	check(p, "terraform_plan", "{\"working_dir\": \"empty\"}",
+	    VERDICT_DENY, "not a Terraform directory");
 	policy_free(p);
 }
 

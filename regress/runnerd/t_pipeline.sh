@@ -34,7 +34,7 @@ order_body()
 	rd_call 'echo hi' || atf_fail "call"
 	[ "$(rd_get isError)" = false ] || atf_fail "$(rd_get text)"
 	events > ev
-	atf_check -o inline:"tool.request\nbrokerd.issued\nsandbox.started\nsandbox.completed\nbrokerd.revoked\ntool.result\n" cat ev
+	atf_check -o inline:"tool.request\nguardrail.decision\nbrokerd.issued\nsandbox.started\nsandbox.completed\nbrokerd.revoked\ntool.result\n" cat ev
 	rd_stop
 }
 order_cleanup() { rd_setup; rd_stop; }
@@ -49,7 +49,7 @@ denied_body()
 	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
 	rd_get text | grep -q "denied by policy" || atf_fail "$(rd_get text)"
 	events > ev
-	atf_check -o inline:"tool.request\ntool.denied\n" cat ev
+	atf_check -o inline:"tool.request\nguardrail.decision\ntool.denied\n" cat ev
 	rd_stop
 }
 denied_cleanup() { rd_setup; rd_stop; }
