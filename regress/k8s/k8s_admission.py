@@ -1,0 +1,281 @@
+"""Admission for the Kubernetes API double: object validation (422 Invalid)
+and Pod Security admission at the baseline and restricted levels.
+
+The checks follow the Pod Security Standards page
+(https://kubernetes.io/docs/concepts/security/pod-security-standards/),
+level "latest"; the violation texts follow the form the real admission
+plugin prints: `CHECK (container "c" must set FIELD=VALUE)`, joined by
+", " after `violates PodSecurity "restricted:latest": `.
+"""
+
+import base64
+import binascii
+import re
+
+# metadata.name of most objects: an RFC 1123 subdomain.
+DNS_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Namespaces, and Jobs (whose name becomes a label value): an RFC 1123 label.
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+# Restricted: the only volume types allowed.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir",
+                      "ephemeral", "persistentVolumeClaim", "projected",
+                      "secret"}
+# Baseline: the capabilities a container may add (the runtime's default set).
+BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID",
+                 "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID",
+                 "SETPCAP", "SETUID", "SYS_CHROOT"}
+SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
+                "net.ipv4.ip_unprivileged_port_start",
+                "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range"}
+LEVELS = ("privileged", "baseline", "restricted")
+
+
+class Invalid(Exception):
+    """A 422: causes is a list of (field, reason, message)."""
+
+    def __init__(self, causes):
+        super().__init__("; ".join(m for _, _, m in causes))
+        self.causes = causes
+
+
+def _containers(spec):
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            yield c
+
+
+def _quoted(names):
+    return ", ".join('"%s"' % n for n in names)
+
+
+def _who(names):
+    return "%s %s" % ("container" if len(names) == 1 else "containers",
+                      _quoted(names))
+
+
+def _baseline(spec, out):
+    host = ["%s=true" % k for k in ("hostNetwork", "hostPID", "hostIPC")
+            if spec.get(k)]
+    if host:
+        out.append("host namespaces (%s)" % ", ".join(host))
+    priv = [c.get("name") for c in _containers(spec)
+            if (c.get("securityContext") or {}).get("privileged")]
+    if priv:
+        out.append("privileged (%s must not set "
+                   "securityContext.privileged=true)" % _who(priv))
+    added = []
+    for c in _containers(spec):
+        caps = ((c.get("securityContext") or {}).get("capabilities")
+                or {}).get("add") or []
+        added += [(c.get("name"), a) for a in caps if a not in BASELINE_CAPS]
+    if added:
+        out.append("non-default capabilities (%s must not include %s in "
+                   "securityContext.capabilities.add)" % (
+                       _who(sorted({n for n, _ in added})),
+                       _quoted(sorted({a for _, a in added}))))
+    hp = [v.get("name") for v in spec.get("volumes") or [] if "hostPath" in v]
+    if hp:
+        out.append("hostPath volumes (%s %s)" % (
+            "volume" if len(hp) == 1 else "volumes", _quoted(hp)))
+    ports = [(c.get("name"), p["hostPort"]) for c in _containers(spec)
+             for p in c.get("ports") or [] if p.get("hostPort")]
+    if ports:
+        out.append("hostPort (%s uses hostPort %s)" % (
+            _who(sorted({n for n, _ in ports})),
+            ", ".join(str(p) for _, p in ports)))
+    pm = [c.get("name") for c in _containers(spec)
+          if (c.get("securityContext") or {}).get("procMount",
+                                                   "Default") != "Default"]
+    if pm:
+        out.append("procMount (%s must not set "
+                   "securityContext.procMount)" % _who(pm))
+    bad = [s.get("name") for s in
+           (spec.get("securityContext") or {}).get("sysctls") or []
+           if s.get("name") not in SAFE_SYSCTLS]
+    if bad:
+        out.append("forbidden sysctls (%s)" % ", ".join(bad))
+    unconf = []
+    if ((spec.get("securityContext") or {}).get("seccompProfile")
+            or {}).get("type") == "Unconfined":
+        unconf.append("pod")
+    unconf += ['container "%s"' % c.get("name") for c in _containers(spec)
+               if ((c.get("securityContext") or {}).get("seccompProfile")
+                   or {}).get("type") == "Unconfined"]
+    if unconf:
+        out.append("seccompProfile (%s must not set "
+                   "securityContext.seccompProfile.type to \"Unconfined\")"
+                   % " and ".join(unconf))
+
+
+def _pod_or_each(spec, field, ok):
+    """Names of the containers where FIELD is not acceptable: a container
+    value wins; an unset one falls back to the pod's."""
+    pod = (spec.get("securityContext") or {}).get(field)
+    bad = []
+    for c in _containers(spec):
+        v = (c.get("securityContext") or {}).get(field)
+        if not ok(v if v is not None else pod):
+            bad.append(c.get("name"))
+    return bad
+
+
+def _restricted(spec, out):
+    vols = [(v.get("name"), k) for v in spec.get("volumes") or []
+            for k in v if k != "name" and k not in RESTRICTED_VOLUMES]
+    if vols:
+        out.append("restricted volume types (%s)" % ", ".join(
+            'volume "%s" uses restricted volume type "%s"' % nv
+            for nv in vols))
+    ape = [c.get("name") for c in _containers(spec)
+           if (c.get("securityContext") or {}).get(
+               "allowPrivilegeEscalation") is not False]
+    if ape:
+        out.append("allowPrivilegeEscalation != false (%s must set "
+                   "securityContext.allowPrivilegeEscalation=false)"
+                   % _who(ape))
+    nodrop = [c.get("name") for c in _containers(spec)
+              if "ALL" not in (((c.get("securityContext") or {})
+                                .get("capabilities") or {}).get("drop")
+                               or [])]
+    adds = [(c.get("name"), a) for c in _containers(spec)
+            for a in (((c.get("securityContext") or {}).get("capabilities")
+                       or {}).get("add") or []) if a != "NET_BIND_SERVICE"]
+    why = []
+    if nodrop:
+        why.append('%s must set securityContext.capabilities.drop=["ALL"]'
+                   % _who(nodrop))
+    if adds:
+        why.append("%s must not include %s in "
+                   "securityContext.capabilities.add" % (
+                       _who(sorted({n for n, _ in adds})),
+                       _quoted(sorted({a for _, a in adds}))))
+    if why:
+        out.append("unrestricted capabilities (%s)" % "; ".join(why))
+    nonroot = _pod_or_each(spec, "runAsNonRoot", lambda v: v is True)
+    if nonroot:
+        out.append("runAsNonRoot != true (pod or %s must set "
+                   "securityContext.runAsNonRoot=true)" % _who(nonroot))
+    root = ["pod"] if (spec.get("securityContext") or {}).get(
+        "runAsUser") == 0 else []
+    root += ['container "%s"' % c.get("name") for c in _containers(spec)
+             if (c.get("securityContext") or {}).get("runAsUser") == 0]
+    if root:
+        out.append("runAsUser=0 (%s must not set runAsUser=0)"
+                   % " and ".join(root))
+    seccomp = _pod_or_each(
+        spec, "seccompProfile",
+        lambda v: (v or {}).get("type") in ("RuntimeDefault", "Localhost"))
+    if seccomp:
+        out.append('seccompProfile (pod or %s must set '
+                   'securityContext.seccompProfile.type to "RuntimeDefault" '
+                   'or "Localhost")' % _who(seccomp))
+
+
+def pod_security(spec, level):
+    """The violations of LEVEL by a pod spec, in the documented order."""
+    out = []
+    if level in ("baseline", "restricted"):
+        _baseline(spec, out)
+    if level == "restricted":
+        _restricted(spec, out)
+    return out
+
+
+def namespace_level(ns_obj):
+    labels = (ns_obj.get("metadata") or {}).get("labels") or {}
+    level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
+    return level if level in LEVELS else "privileged"
+
+
+def _name(obj, pattern, what):
+    name = (obj.get("metadata") or {}).get("name") or ""
+    if not name:
+        return [("metadata.name", "FieldValueRequired",
+                 "metadata.name: Required value: name or generateName is "
+                 "required")]
+    if len(name) > 253 or not pattern.match(name):
+        return [("metadata.name", "FieldValueInvalid",
+                 'metadata.name: Invalid value: "%s": %s' % (name, what))]
+    return []
+
+
+SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case "
+                 "alphanumeric characters, '-' or '.', and must start and "
+                 "end with an alphanumeric character")
+LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case "
+             "alphanumeric characters or '-', and must start and end with "
+             "an alphanumeric character")
+
+
+def _pod_spec(spec, path, restart_ok):
+    causes = []
+    if not spec.get("containers"):
+        causes.append((path + ".containers", "FieldValueRequired",
+                       path + ".containers: Required value"))
+    for i, c in enumerate(_containers(spec)):
+        for field in ("name", "image"):
+            if not c.get(field):
+                f = "%s.containers[%d].%s" % (path, i, field)
+                causes.append((f, "FieldValueRequired",
+                               f + ": Required value"))
+    rp = spec.get("restartPolicy", "Always")
+    if rp not in restart_ok:
+        f = path + ".restartPolicy"
+        causes.append((f, "FieldValueNotSupported",
+                       '%s: Unsupported value: "%s": supported values: %s'
+                       % (f, rp, _quoted(restart_ok))))
+    return causes
+
+
+def validate(resource, obj):
+    """Raise Invalid when OBJ cannot be stored as RESOURCE."""
+    if resource == "namespaces" or resource == "jobs":
+        causes = _name(obj, DNS_LABEL, LABEL_MSG)
+    else:
+        causes = _name(obj, DNS_SUBDOMAIN, SUBDOMAIN_MSG)
+    spec = obj.get("spec") or {}
+    if resource == "jobs":
+        tmpl = (spec.get("template") or {}).get("spec")
+        if tmpl is None:
+            causes.append(("spec.template", "FieldValueRequired",
+                           "spec.template: Required value"))
+        else:
+            causes += _pod_spec(tmpl, "spec.template.spec",
+                                ("OnFailure", "Never"))
+        for f in ("activeDeadlineSeconds", "backoffLimit",
+                  "ttlSecondsAfterFinished"):
+            v = spec.get(f)
+            if v is not None and (not isinstance(v, int) or v < 0 or
+                                  (f == "activeDeadlineSeconds" and v == 0)):
+                causes.append(("spec." + f, "FieldValueInvalid",
+                               "spec.%s: Invalid value: %s: must be "
+                               "greater than%s 0" % (
+                                   f, v, "" if f == "activeDeadlineSeconds"
+                                   else " or equal to")))
+    elif resource == "pods":
+        causes += _pod_spec(spec, "spec", ("Always", "OnFailure", "Never"))
+    elif resource == "secrets":
+        for k, v in (obj.get("data") or {}).items():
+            try:
+                base64.b64decode(v, validate=True)
+            except (binascii.Error, TypeError):
+                causes.append(("data[%s]" % k, "FieldValueInvalid",
+                               "data[%s]: Invalid value: illegal base64 "
+                               "data" % k))
+    elif resource in ("rolebindings", "clusterrolebindings"):
+        ref = obj.get("roleRef") or {}
+        if ref.get("kind") not in ("Role", "ClusterRole") or \
+                not ref.get("name"):
+            causes.append(("roleRef", "FieldValueRequired",
+                           "roleRef: Required value: kind Role or "
+                           "ClusterRole and a name"))
+        for i, s in enumerate(obj.get("subjects") or []):
+            if s.get("kind") == "ServiceAccount" and not s.get("namespace") \
+                    and resource == "clusterrolebindings":
+                f = "subjects[%d].namespace" % i
+                causes.append((f, "FieldValueRequired",
+                               f + ": Required value"))
+    if causes:
+        raise Invalid(causes)

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""A Kubernetes API server double for agent-sandbox's tests (Python 3
+standard library only).  It serves HTTPS on 127.0.0.1 (the port is chosen
+by the kernel and written to STATE/port) with the certificate it is given.
+
+Contract, written from the Kubernetes API reference:
+  API concepts (paths, list/watch, resourceVersion, 410 Gone, DELETE and
+  propagationPolicy):
+    https://kubernetes.io/docs/reference/using-api/api-concepts/
+    https://kubernetes.io/docs/concepts/architecture/garbage-collection/
+  Status errors:
+    https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/
+  Watch events (newline-delimited {"type","object"}):
+    https://kubernetes.io/docs/reference/kubernetes-api/definitions/watch-event-v1-meta/
+  Jobs: https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/job-v1/
+        https://kubernetes.io/docs/concepts/workloads/controllers/job/
+  Pods and pods/log:
+        https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/
+  Secrets, ServiceAccounts:
+        https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/secret-v1/
+        https://kubernetes.io/docs/reference/kubernetes-api/authentication-resources/service-account-v1/
+  TokenRequest:
+        https://kubernetes.io/docs/reference/kubernetes-api/authentication-resources/token-request-v1/
+  RBAC: https://kubernetes.io/docs/reference/access-authn-authz/rbac/
+  Pod Security:
+        https://kubernetes.io/docs/concepts/security/pod-security-standards/
+        https://kubernetes.io/docs/concepts/security/pod-security-admission/
+  What Vault's kubernetes secrets engine does with it (creates a
+  ServiceAccount, Role and RoleBinding, requests a token; deletes them on
+  revocation):
+        https://developer.hashicorp.com/vault/docs/secrets/kubernetes
+
+Served (core v1, batch/v1, rbac.authorization.k8s.io/v1,
+authorization.k8s.io/v1): discovery (/api, /apis, /api/v1, /apis/G/V,
+/version); namespaces, pods, pods/log, secrets, serviceaccounts,
+serviceaccounts/token, jobs, roles, rolebindings, clusterroles,
+clusterrolebindings: create, get, list (labelSelector, fieldSelector),
+watch (?watch=1), delete (propagationPolicy in the query or the
+DeleteOptions body), deletecollection; selfsubjectaccessreviews (what
+`kubectl auth can-i` uses).  PUT and PATCH are refused with 405.
+
+Differences from a real API server, on purpose:
+- Pod Security also rejects a Job whose template violates its
+  namespace's enforce level (--psa-workload reject, the default), where a
+  real server only warns and then refuses the Job's pods
+  (--psa-workload warn does that: the Job stays podless until its
+  activeDeadlineSeconds);
+- no finalizers or graceful termination: a deleted object is gone at
+  once, Foreground and Background both delete dependents before the
+  answer (a Job deleted with no policy orphans its pods, as batch/v1
+  does, with the same Warning header);
+- JSON only, plus the protobuf bodies kubectl insists on for a few typed
+  requests (k8s_proto.py); Table output for `kubectl get`; no /openapi,
+  so `kubectl create -f` needs --validate=false; no PUT or PATCH (405);
+- a request with no token gets 401 (no anonymous user); tokens are
+  HMAC-signed JWTs, not the cluster's keys; expirationSeconds is capped
+  at 48h;
+- a failed pod is never restarted in place (restartPolicy OnFailure
+  behaves like Never): the Job makes a new pod, up to backoffLimit;
+- one node, no scheduling, no images, no resource accounting; a pod
+  "runs" the --runner program (below), whatever its image.
+
+Options: --cert --key (PEM), --state DIR, --admin-token-file FILE (the
+token of a system:masters user), --runner PROGRAM (or $K8S_DOUBLE_RUNNER:
+run for each pod with the Pod JSON on stdin, env K8S_DOUBLE_VOLUMES (a
+directory with one sub-directory per secret/emptyDir volume, secret keys
+as files), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD; stdout and stderr become
+the pod's log, the exit status the container's; none: every pod succeeds
+with an empty log), --seed FILE (a JSON List of objects created at start
+as the admin), --audience (the API server's token audience),
+--events-kept N (watch history; older resourceVersions get 410 Gone),
+--psa-workload reject|warn (see above).
+
+STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
+[method=METHOD]; the fault applies to requests matching both filters:
+  down            the connection is closed without an answer
+  403             every authenticated request is Forbidden
+  409             every create answers AlreadyExists
+  slow SECONDS    the answer is delayed
+  watch-close N   a watch is cut (no final chunk) after N events (def. 1)
+STATE/requests.jsonl gets one line per request: method, path, query, user,
+verb, code (never a header or a body).
+"""
+
+import argparse
+import http.server
+import json
+import os
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.dont_write_bytecode = True
+
+import k8s_authz  # noqa: E402
+import k8s_proto  # noqa: E402
+from k8s_api import Api, ApiError, Route, out, route_of, selector, \
+    status, table, verb_of  # noqa: E402
+from k8s_store import RESOURCES, Controller, Store, group_of  # noqa: E402
+
+PUBLIC = {"/version", "/healthz", "/livez", "/readyz"}
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public",
+                      "kube-node-lease")
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "k8s-double"
+    code = user = verb = None
+
+    def log_message(self, fmt, *args):
+        pass    # requests.jsonl has what tests need; never the headers
+
+    def reply(self, code, body, warning=None):
+        if isinstance(body, bytes):
+            data, ctype = body, "text/plain"
+        else:
+            data, ctype = json.dumps(body).encode(), "application/json"
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        if warning:
+            self.send_header("Warning", warning)
+        self.end_headers()
+        self.wfile.write(data)
+        self.code = code
+
+    def body(self):
+        raw = self.raw
+        if not raw:
+            return {}
+        if self.headers.get("Content-Type", "").startswith(
+                "application/vnd.kubernetes.protobuf"):
+            try:
+                return k8s_proto.decode(raw)
+            except (ValueError, IndexError) as e:
+                raise ApiError(415, "UnsupportedMediaType", str(e))
+        try:
+            obj = json.loads(raw)
+        except ValueError as e:
+            raise ApiError(400, "BadRequest", "the body of the request was "
+                           "in an unknown format: %s" % e)
+        if not isinstance(obj, dict):
+            raise ApiError(400, "BadRequest", "the body is not an object")
+        return obj
+
+    def fault(self, method, path):
+        try:
+            with open(os.path.join(self.server.state, "fault")) as f:
+                words = f.read().split()
+        except FileNotFoundError:
+            return []
+        filters = dict(w.split("=", 1) for w in words if "=" in w)
+        if "path" in filters and not re.search(filters["path"], path):
+            return []
+        if filters.get("method", method) != method:
+            return []
+        return [w for w in words if "=" not in w]
+
+    def record(self, method, url):
+        entry = {"method": method, "path": url.path, "query": url.query,
+                 "user": self.user.name if self.user else None,
+                 "verb": self.verb, "code": self.code}
+        with self.server.log_lock, open(os.path.join(
+                self.server.state, "requests.jsonl"), "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def drop(self):
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_any(self, method):
+        # Read the body before anything can fail: what is left unread
+        # would be taken for the next request on this connection.
+        n = int(self.headers.get("Content-Length") or 0)
+        self.raw = self.rfile.read(n) if n > 0 else b""
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        fault = self.fault(method, url.path)
+        if fault[:1] == ["down"]:
+            return self.drop()
+        if fault[:1] == ["slow"]:
+            time.sleep(float(fault[1]) if len(fault) > 1 else 5)
+        self.user = self.verb = self.code = None
+        try:
+            self.serve(method, url.path, query, fault)
+        except ApiError as e:
+            self.reply(e.code, e.status())
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        self.record(method, url)
+
+    def serve(self, method, path, query, fault):
+        api = self.server.api
+        if path in PUBLIC and method == "GET":
+            self.reply(200, {"major": "1", "minor": "32",
+                             "gitVersion": "v1.32.0-k8s-double",
+                             "platform": "linux/amd64"}
+                       if path == "/version" else b"ok")
+            return
+        auth = self.headers.get("Authorization", "")
+        self.user = user = api.authenticate(
+            auth[7:].strip() if auth.startswith("Bearer ") else "")
+        if user is None:
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        kind, route = route_of(path)
+        if kind == "discovery":
+            self.verb = "get"
+            return self.reply(*api.discovery(route,
+                                             self.server.server_address[1]))
+        self.verb = verb = verb_of(method, route, query)
+        api.authorize(user, verb, route, forced_deny=fault[:1] == ["403"])
+        if verb == "watch":
+            return self.watch(route, query, fault)
+        body = self.body() if method in ("POST", "DELETE") else {}
+        code, answer, warning = api.call(verb, user, route, query, body,
+                                         fault)
+        if verb in ("get", "list") and route.sub is None and \
+                "as=Table" in self.headers.get("Accept", ""):
+            answer = table(route.resource, answer)
+        self.reply(code, answer, warning)
+
+    # -- watch --
+
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def watch(self, route, query, fault):
+        store = self.server.store
+        match = selector(query)
+        cut = None
+        if fault[:1] == ["watch-close"]:
+            cut = int(fault[1]) if len(fault) > 1 else 1
+        end = time.time() + float(query.get("timeoutSeconds") or 1800)
+
+        def wanted(res, obj):
+            return res == route.resource and match(obj) and \
+                route.ns in (None, obj["metadata"].get("namespace"))
+        with store.lock:
+            rv = query.get("resourceVersion")
+            if rv in (None, "", "0"):
+                # No resourceVersion: the current state as ADDED events.
+                pending = [("ADDED", o) for o in store.all(route.resource,
+                                                           route.ns)
+                           if wanted(route.resource, o)]
+                last = store.rv
+            else:
+                events = store.events_after(int(rv))
+                if events is None:
+                    pending = [("ERROR", status(
+                        410, "Expired", "too old resource version: %s (%d)"
+                        % (rv, store.events[0][0] - 1)))]
+                    end = 0
+                else:
+                    pending = [(t, o) for _, r, t, o in events
+                               if wanted(r, o)]
+                last = store.rv
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.code = 200
+        sent = 0
+        while True:
+            for etype, obj in pending:
+                if cut is not None and sent >= cut:
+                    # Cut mid-stream: no terminating chunk, as when the
+                    # API server or a proxy drops the connection.
+                    return self.drop()
+                if etype != "ERROR":
+                    obj = out(route.resource, obj)
+                self.chunk(json.dumps({"type": etype, "object": obj})
+                           .encode() + b"\n")
+                sent += 1
+            if time.time() >= end:
+                break
+            with store.lock:
+                store.changed.wait(min(1.0, max(0.0, end - time.time())))
+                events = store.events_after(last) or []
+                pending = [(t, o) for _, r, t, o in events if wanted(r, o)]
+                last = store.rv
+        self.chunk(b"")
+
+    def do_GET(self):
+        self.handle_any("GET")
+
+    def do_POST(self):
+        self.handle_any("POST")
+
+    def do_DELETE(self):
+        self.handle_any("DELETE")
+
+    def do_PUT(self):
+        self.handle_any("PUT")
+
+    def do_PATCH(self):
+        self.handle_any("PATCH")
+
+
+def seed(api, path):
+    """The default namespaces, then the objects of a JSON List, created
+    through the same path as a POST by an admin."""
+    objs = [{"kind": "Namespace", "metadata": {"name": n}}
+            for n in DEFAULT_NAMESPACES]
+    if path:
+        with open(path) as f:
+            items = json.load(f)
+        objs += items.get("items", []) if isinstance(items, dict) else items
+    admin = k8s_authz.User("seed", [k8s_authz.MASTERS])
+    for obj in objs:
+        res = [r for r, v in RESOURCES.items()
+               if v[2] == obj.get("kind") and "/" not in r][0]
+        ns = obj.get("metadata", {}).get("namespace")
+        route = Route(group_of(res), RESOURCES[res][1],
+                      ["namespaces", ns, res] if ns else [res])
+        api.call("create", admin, route, {}, obj, [])
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cert", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--state", required=True)
+    p.add_argument("--admin-token-file", required=True)
+    p.add_argument("--runner", default=os.environ.get("K8S_DOUBLE_RUNNER"))
+    p.add_argument("--seed")
+    p.add_argument("--events-kept", type=int, default=2000)
+    p.add_argument("--psa-workload", choices=("reject", "warn"),
+                   default="reject")
+    p.add_argument("--audience",
+                   default="https://kubernetes.default.svc.cluster.local")
+    a = p.parse_args()
+    with open(a.admin_token_file) as f:
+        admin_token = f.read().strip()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.cert, a.key)
+    ctx.set_alpn_protocols(["http/1.1"])
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.state = a.state
+    srv.log_lock = threading.Lock()
+    srv.store = Store(a.events_kept)
+    srv.api = Api(srv.store, k8s_authz.Tokens(admin_token, a.audience),
+                  Controller(srv.store, a.state, a.runner), a.psa_workload)
+    seed(srv.api, a.seed)
+    tmp = os.path.join(a.state, "port.new")
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, os.path.join(a.state, "port"))
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

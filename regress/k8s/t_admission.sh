@@ -1,0 +1,191 @@
+#! /usr/bin/env atf-sh
+# Pod Security "restricted" admission in the double, through the real
+# kubectl: the Job the kubernetes backend must build (mkjob.py) is
+# admitted and runs; the same Job missing any one required control, or
+# adding a forbidden one, is refused with the API server's wording.
+
+. "$(atf_get_srcdir)/k8s.subr"
+
+setup()
+{
+	k8s_need_kubectl
+	k8s_start "$@"
+	k8s_namespaces
+}
+
+# rejects MUTATION TEXT: the Job with MUTATION is Forbidden, TEXT in the
+# reason, and nothing was created.
+rejects()
+{
+	setup
+	python3 "$K8S_SRC/mkjob.py" bad "$1" > bad.json
+	atf_check -s exit:1 -e match:'jobs.batch "bad" is forbidden: violates PodSecurity "restricted:latest": ' \
+	    -e match:"$(printf '%s' "$2" | sed 's/[][().*"^$]/\\&/g')" \
+	    kubectl create --validate=false -f bad.json
+	atf_check -e match:'No resources found' kubectl get jobs,pods \
+	    -n demo-app
+}
+
+# One test case per control: NAME MUTATION TEXT.
+rejects_case()
+{
+	eval "atf_test_case $1 cleanup
+	$1_head() { atf_set descr \"a Job with $2 is refused\"; \
+	    atf_set timeout 60; }
+	$1_body() { rejects '$2' '$3'; }
+	$1_cleanup() { k8s_stop; }"
+	CASES="$CASES $1"
+}
+
+rejects_case missing_run_as_non_root no-run-as-non-root \
+    'runAsNonRoot != true (pod or container "main" must set securityContext.runAsNonRoot=true)'
+rejects_case missing_allow_privilege_escalation_false \
+    no-allow-privilege-escalation \
+    'allowPrivilegeEscalation != false (container "main" must set securityContext.allowPrivilegeEscalation=false)'
+rejects_case missing_drop_all no-drop-all \
+    'unrestricted capabilities (container "main" must set securityContext.capabilities.drop=["ALL"])'
+rejects_case missing_seccomp_runtime_default no-seccomp \
+    'seccompProfile (pod or container "main" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")'
+rejects_case privileged privileged \
+    'privileged (container "main" must not set securityContext.privileged=true)'
+rejects_case host_path host-path \
+    'hostPath volumes (volume "host"), restricted volume types (volume "host" uses restricted volume type "hostPath")'
+rejects_case host_network host-network 'host namespaces (hostNetwork=true)'
+rejects_case run_as_root run-as-root \
+    'runAsUser=0 (pod must not set runAsUser=0)'
+rejects_case add_sys_admin add-sys-admin \
+    'non-default capabilities (container "main" must not include "SYS_ADMIN" in securityContext.capabilities.add)'
+
+atf_test_case compliant_job_runs cleanup
+compliant_job_runs_head()
+{
+	atf_set "descr" "the backend's Job shape is admitted, runs, logs, " \
+	    "and its mounted Secret is visible to the command"
+	atf_set "timeout" "60"
+}
+compliant_job_runs_body()
+{
+	setup --runner "$K8S_SRC/pod_runner.py"
+	echo '{"kind":"Secret","apiVersion":"v1","metadata":{"name":"cred","namespace":"demo-app"},"stringData":{"token":"t0ken"}}' > cred.json
+	atf_check -o ignore kubectl create --validate=false -f cred.json
+	COMMAND='echo ran; cat "$K8S_MOUNT_CRED/token"' SECRET=cred \
+	    python3 "$K8S_SRC/mkjob.py" good > good.json
+	atf_check -o inline:"job.batch/good created\n" \
+	    kubectl create --validate=false -f good.json
+	atf_check -o ignore kubectl wait --for=condition=complete job/good \
+	    -n demo-app --timeout=20s
+	atf_check -o inline:"ran\nt0ken" kubectl logs -n demo-app job/good
+	atf_check -o inline:"1" kubectl get job good -n demo-app \
+	    -o jsonpath='{.status.succeeded}'
+}
+compliant_job_runs_cleanup()
+{
+	k8s_stop
+}
+
+atf_test_case waits_for_its_secret cleanup
+waits_for_its_secret_head()
+{
+	atf_set "descr" "a pod whose Secret is missing waits in " \
+	    "ContainerCreating; its log is not readable yet"
+	atf_set "timeout" "60"
+}
+waits_for_its_secret_body()
+{
+	setup
+	SECRET=later python3 "$K8S_SRC/mkjob.py" early > early.json
+	atf_check -o ignore kubectl create --validate=false -f early.json
+	sleep 0.5
+	atf_check -o match:'ContainerCreating' kubectl get pods -n demo-app
+	atf_check -s exit:1 -e match:'is waiting to start: ContainerCreating' \
+	    kubectl logs -n demo-app job/early
+	atf_check -o ignore kubectl create secret generic later -n demo-app \
+	    --from-literal=k=v
+	atf_check -o ignore kubectl wait --for=condition=complete \
+	    job/early -n demo-app --timeout=20s
+}
+waits_for_its_secret_cleanup()
+{
+	k8s_stop
+}
+
+atf_test_case warn_mode_keeps_job_podless cleanup
+warn_mode_keeps_job_podless_head()
+{
+	atf_set "descr" "--psa-workload warn: like a real API server, the " \
+	    "Job is stored with a warning, its pod is refused, the deadline fails it"
+	atf_set "timeout" "60"
+}
+warn_mode_keeps_job_podless_body()
+{
+	setup --psa-workload warn
+	python3 "$K8S_SRC/mkjob.py" bad no-seccomp deadline-2 > bad.json
+	atf_check -o inline:"job.batch/bad created\n" \
+	    -e match:'Warning: would violate PodSecurity "restricted:latest": seccompProfile' \
+	    kubectl create --validate=false -f bad.json
+	atf_check -o ignore kubectl wait --for=condition=failed job/bad \
+	    -n demo-app --timeout=20s
+	atf_check -o inline:"DeadlineExceeded" kubectl get job bad \
+	    -n demo-app -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}'
+	atf_check -e match:'No resources found' kubectl get pods -n demo-app
+}
+warn_mode_keeps_job_podless_cleanup()
+{
+	k8s_stop
+}
+
+atf_test_case unlabelled_namespace_admits cleanup
+unlabelled_namespace_admits_head()
+{
+	atf_set "descr" "a namespace without the enforce label admits a " \
+	    "privileged Job (the label is what protects)"
+	atf_set "timeout" "60"
+}
+unlabelled_namespace_admits_body()
+{
+	setup
+	atf_check -o ignore kubectl create namespace plain
+	python3 "$K8S_SRC/mkjob.py" loose privileged no-seccomp |
+	    sed 's/"demo-app"/"plain"/' > loose.json
+	atf_check -o ignore kubectl create --validate=false -f loose.json
+}
+unlabelled_namespace_admits_cleanup()
+{
+	k8s_stop
+}
+
+atf_test_case scripts_jobs_are_restricted cleanup
+scripts_jobs_are_restricted_head()
+{
+	atf_set "descr" "the Jobs scripts/k8s-verify and k8s-demo make " \
+	    "(k8s-lib.sh restricted_job) pass restricted admission"
+	atf_set "timeout" "60"
+}
+scripts_jobs_are_restricted_body()
+{
+	setup
+	(
+		# shellcheck source=/dev/null
+		. "$(atf_config_get srcdir)/scripts/k8s-lib.sh"
+		restricted_job probe img gvisor '"a": "b"' connect x:1
+	) | sed 's/"metadata": {"name": "probe"/&, "namespace": "demo-app"/' \
+	    > probe.json
+	atf_check -o inline:"job.batch/probe created\n" \
+	    kubectl create --validate=false -f probe.json
+}
+scripts_jobs_are_restricted_cleanup()
+{
+	k8s_stop
+}
+
+atf_init_test_cases()
+{
+	for c in $CASES; do
+		atf_add_test_case "$c"
+	done
+	atf_add_test_case compliant_job_runs
+	atf_add_test_case waits_for_its_secret
+	atf_add_test_case warn_mode_keeps_job_podless
+	atf_add_test_case unlabelled_namespace_admits
+	atf_add_test_case scripts_jobs_are_restricted
+}

@@ -1,0 +1,110 @@
+# Sourced by scripts/k8s-*: names, paths and helpers for the kind cluster.
+# shellcheck shell=sh
+# The names below are used by the scripts that source this file.
+# shellcheck disable=SC2034
+
+CLUSTER=agent-sandbox
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+STATE="$TOP/var/k8s"			# tokens, CAs, kubeconfigs (0700)
+KUBECONFIG="$STATE/kind.kubeconfig"	# the cluster admin's
+export KUBECONFIG
+RUNNER_IMAGE=agent-sandbox/runner:0.1
+AGNHOST=registry.k8s.io/e2e-test-images/agnhost:2.52
+GVISOR_RELEASE=20250106.0
+
+say()
+{
+	printf '%s: %s\n' "$(basename "$0")" "$*" >&2
+}
+
+die()
+{
+	say "$*"
+	exit 1
+}
+
+need()
+{
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || die "needs $c in PATH"
+	done
+}
+
+cluster_exists()
+{
+	kind get clusters 2>/dev/null | grep -qx "$CLUSTER"
+}
+
+# vault ARGS: the vault CLI inside the dev server's pod.
+vault()
+{
+	kubectl exec -i -n vault deploy/vault -- vault "$@"
+}
+
+# json_field KEY...: a field of the JSON on stdin (python3: no jq needed).
+json_field()
+{
+	python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    v = v[k]
+print(v)' "$@"
+}
+
+# restricted_job NAME IMAGE RUNTIMECLASS LABELS ARGS...: a Job (JSON)
+# whose pod passes Pod Security "restricted", as runnerd builds them;
+# RUNTIMECLASS may be empty, LABELS is JSON members ("k": "v", ...).
+restricted_job()
+{
+	name=$1 image=$2 labels=$4
+	rcfield=""
+	[ -z "$3" ] || rcfield="\"runtimeClassName\": \"$3\","
+	shift 4
+	args=$(printf '"%s",' "$@")
+	cat <<JOB
+{"apiVersion": "batch/v1", "kind": "Job",
+ "metadata": {"name": "$name", "labels": {$labels}},
+ "spec": {"backoffLimit": 0, "activeDeadlineSeconds": 120,
+  "ttlSecondsAfterFinished": 600,
+  "template": {"metadata": {"labels": {$labels}},
+   "spec": {"restartPolicy": "Never", $rcfield
+    "automountServiceAccountToken": false,
+    "securityContext": {"runAsNonRoot": true, "runAsUser": 65534,
+     "runAsGroup": 65534, "fsGroup": 65534,
+     "seccompProfile": {"type": "RuntimeDefault"}},
+    "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
+    "containers": [{"name": "main", "image": "$image",
+     "args": [${args%,}],
+     "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+     "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}},
+     "securityContext": {"allowPrivilegeEscalation": false,
+      "readOnlyRootFilesystem": true, "capabilities": {"drop": ["ALL"]}}}]}}}}
+JOB
+}
+
+# run_job NS FILE: creates the Job, waits for it to finish; its exit
+# status is the Job's (0 complete, 1 failed); the log goes to stdout.
+run_job()
+{
+	name=$(json_field metadata name < "$2")
+	kubectl delete job "$name" -n "$1" --ignore-not-found \
+	    --wait=true >/dev/null
+	kubectl create -n "$1" -f "$2" >/dev/null
+	i=0
+	while :; do
+		s=$(kubectl get job "$name" -n "$1" -o \
+		    jsonpath='{.status.succeeded}/{.status.failed}')
+		case $s in
+		1/*) rc=0; break ;;
+		*/1) rc=1; break ;;
+		esac
+		i=$((i + 1))
+		[ $i -le 150 ] || { rc=1; break; }
+		sleep 1
+	done
+	kubectl logs -n "$1" "job/$name" 2>/dev/null || :
+	kubectl delete job "$name" -n "$1" --cascade=background \
+	    --wait=false >/dev/null
+	return "$rc"
+}
