@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "auditd.h"
+#include "io.h"
 #include "log.h"
 
 #define SCAN_CHUNK	(64 * 1024)
@@ -43,23 +44,6 @@ arec_new(const char *daemon, const char *event, json_t *reqid,
 	    daemon, "event", event, "request_id",
 	    reqid != NULL ? reqid : json_null(), "fields",
 	    fields != NULL ? fields : json_object());
-}
-
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, buf, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*
@@ -103,7 +87,7 @@ alog_commit(struct auditlog *l, struct arec *recs, size_t n)
 		memcpy(buf + off, recs[i].line, recs[i].len);
 		off += recs[i].len;
 	}
-	if (write_all(l->fd, buf, total) == -1 || fdatasync(l->fd) == -1) {
+	if (write_full(l->fd, buf, total) == -1 || fdatasync(l->fd) == -1) {
 		saved = errno;
 		/* Take back a partial batch so the chain stays whole. */
 		if (ftruncate(l->fd, l->size) == -1 || fdatasync(l->fd) == -1) {

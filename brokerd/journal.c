@@ -15,28 +15,12 @@
 #include <unistd.h>
 
 #include "brokerd.h"
+#include "io.h"
 #include "log.h"
 
 #define JOURNAL_MAXSIZE	(8 * 1024 * 1024)
 
 static int	jfd = -1;
-
-static int
-write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
 
 static int
 journal_write(char op, const char *id)
@@ -53,7 +37,7 @@ journal_write(char op, const char *id)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if (write_all(jfd, line, n) == -1 || fsync(jfd) == -1) {
+	if (write_full(jfd, line, n) == -1 || fsync(jfd) == -1) {
 		log_warn("lease journal");
 		return -1;
 	}
@@ -179,8 +163,8 @@ journal_open(const char *path, void (*cb)(const char *, void *), void *arg,
 		goto fail;
 	}
 	for (i = 0; i < n; i++)
-		if (write_all(fd, "+", 1) == -1 || write_all(fd, ids[i],
-		    strlen(ids[i])) == -1 || write_all(fd, "\n", 1) == -1)
+		if (write_full(fd, "+", 1) == -1 || write_full(fd, ids[i],
+		    strlen(ids[i])) == -1 || write_full(fd, "\n", 1) == -1)
 			break;
 	if (i < n || fsync(fd) == -1) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));

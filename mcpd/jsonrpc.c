@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cjson.h"
+#include "io.h"
 #include "log.h"
 #include "mcpd.h"
 
@@ -179,22 +180,6 @@ rpc_clear(struct rpc_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static void
-write_all(const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(mcpd.out_fd, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w == -1)
-			fatal("stdout");
-		p += w;
-		n -= w;
-	}
-}
-
 /* Writes one message as one line; takes the reference to msg. */
 static void
 rpc_send(json_t *msg)
@@ -204,8 +189,9 @@ rpc_send(json_t *msg)
 	if (msg == NULL || (s = json_dumps(msg, JSON_COMPACT)) == NULL)
 		fatalx("cannot encode a reply");
 	json_decref(msg);
-	write_all(s, strlen(s));
-	write_all("\n", 1);
+	if (write_full(mcpd.out_fd, s, strlen(s)) == -1 ||
+	    write_full(mcpd.out_fd, "\n", 1) == -1)
+		fatal("stdout");
 	free(s);
 }
 

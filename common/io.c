@@ -1,0 +1,27 @@
+#include <errno.h>
+#include <unistd.h>
+
+#include "io.h"
+
+/* Writes all of buf, through short writes and signals: 0, or -1. */
+int
+write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
