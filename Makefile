@@ -1,6 +1,7 @@
 # agent-sandbox: GNU make.  make, make test, make test-asan, make install.
 PREFIX	?= /usr/local
 DESTDIR	?=
+SYSTEMDDIR ?= /lib/systemd/system
 BUILD	?= obj
 CC	?= cc
 
@@ -165,6 +166,8 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 		d=$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}; \
 		install -d $$d && install -m 0644 $$m $$d/; \
 	done
+	install -d $(DESTDIR)$(SYSTEMDDIR)
+	install -m 0644 etc/systemd/*.service $(DESTDIR)$(SYSTEMDDIR)/
 	test -e $(DESTDIR)/etc/agent-sandbox/agent-sandbox.yaml || \
 	    install -m 0644 etc/agent-sandbox.yaml $(DESTDIR)/etc/agent-sandbox/
 	test -e $(DESTDIR)/etc/agent-sandbox/policy.yaml || \
