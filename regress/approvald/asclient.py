@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
 """A client of approvald's sockets for the tests and the benchmark.
 
-Speaks the suite's framing (common/proto.h): a 24-byte little-endian
-header (u32 type, u32 len, u32 peerid, u16 version, u16 flags, u64
-reqid) and a payload.
+Speaks the suite's framing through regress/lib/asframe.py.
 
   asclient.py call SOCK TYPE [JSON]      one request, prints the reply
   asclient.py request RUN DIR PLAN       a pending terraform_apply approval
@@ -19,77 +17,26 @@ reqid) and a payload.
 import json
 import os
 import socket
-import struct
 import sys
 import time
 
-HDR = struct.Struct("<IIIHHQ")
-VERSION = 1
-
-TYPES = {
-    "PING": 1, "PONG": 2, "ERROR": 3,
-    "TOOL_CALL": 100, "TOOL_CANCEL": 101, "TOOL_PROGRESS": 102,
-    "TOOL_RESULT": 103,
-    "DECIDE": 200, "DECISION": 201, "APPROVAL_REQUEST": 202,
-    "APPROVAL_CREATED": 203, "APPROVAL_SPEND": 204, "APPROVAL_SPENT": 205,
-    "CTL_LIST": 300, "CTL_SHOW": 301, "CTL_APPROVE": 302, "CTL_DENY": 303,
-    "CTL_WATCH": 304, "CTL_ENTRY": 305, "CTL_END": 306,
-    "CRED_ISSUE": 400, "CRED_ISSUED": 401, "CRED_REVOKE": 402,
-    "CRED_REVOKED": 403,
-    "AUDIT_EVENT": 500, "AUDIT_ACK": 501, "AUDIT_TAIL": 502,
-    "AUDIT_SHOW": 503, "AUDIT_RECORD": 504, "AUDIT_END": 505,
-    "AUDIT_ROTATE": 506, "AUDIT_STATS": 507,
-}
-NAMES = {v: k for k, v in TYPES.items()}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from asframe import TYPES, Conn, error_unpack, pack, type_name  # noqa: E402
 
 PLAN = "ab" * 32
 APPLY_ARGS = {"working_dir": "demo"}
 
 
-class Conn:
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.connect(path)
-        self.buf = b""
-
-    def send(self, mtype, payload=b"", reqid=1):
-        if isinstance(payload, (dict, list)):
-            payload = json.dumps(payload).encode()
-        self.s.sendall(HDR.pack(mtype, len(payload), 0, VERSION, 0, reqid)
-                       + payload)
-
-    def _need(self, n):
-        while len(self.buf) < n:
-            chunk = self.s.recv(65536)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
-
-    def recv(self):
-        """(type name, reqid, payload bytes)."""
-        self._need(HDR.size)
-        mtype, length, _, _, _, reqid = HDR.unpack(self.buf[:HDR.size])
-        self._need(HDR.size + length)
-        data = self.buf[HDR.size:HDR.size + length]
-        self.buf = self.buf[HDR.size + length:]
-        return NAMES.get(mtype, str(mtype)), reqid, data
-
-    def call(self, mtype, payload=b"", reqid=1):
-        self.send(mtype, payload, reqid)
-        return self.recv()
-
-    def close(self):
-        self.s.close()
-
-
-def error_text(data):
-    code, text = struct.unpack("<i256s", data)
-    return code, text.split(b"\0", 1)[0].decode()
+def ask(conn, mtype, payload=b"", reqid=1):
+    """(reply type name, payload) of one request."""
+    rtype, _, data, _ = conn.call(mtype, payload, reqid)
+    return type_name(rtype), data
 
 
 def show(name, data):
     if name == "ERROR":
-        code, text = error_text(data)
+        code, text = error_unpack(data)
         return "ERROR %d %s" % (code, text)
     if name == "PONG":
         return "PONG " + data[:16].split(b"\0", 1)[0].decode()
@@ -105,7 +52,7 @@ def expect(name, data, want):
 def new_approval(run, args=None, plan=PLAN, approve=True):
     """A pending (or approved) terraform_apply approval id."""
     a = Conn(os.path.join(run, "approval.sock"))
-    name, _, data = a.call(TYPES["APPROVAL_REQUEST"], {
+    name, data = ask(a, TYPES["APPROVAL_REQUEST"], {
         "tool": "terraform_apply", "arguments": args or APPLY_ARGS,
         "plan_digest": plan, "summary": {}, "plan_text": ""},
         reqid=int.from_bytes(os.urandom(7), "little") + 1)
@@ -113,7 +60,7 @@ def new_approval(run, args=None, plan=PLAN, approve=True):
     aid = expect(name, data, "APPROVAL_CREATED")["approval_id"]
     if approve:
         c = Conn(os.path.join(run, "control.sock"))
-        name, _, data = c.call(TYPES["CTL_APPROVE"], {"approval_id": aid})
+        name, data = ask(c, TYPES["CTL_APPROVE"], {"approval_id": aid})
         expect(name, data, "CTL_ENTRY")
         c.close()
     return aid
@@ -123,7 +70,7 @@ def spend(run, aid, args=None, plan=PLAN):
     """0 spent, 1 refused as already spent, 2 anything else."""
     try:
         a = Conn(os.path.join(run, "approval.sock"))
-        name, _, data = a.call(TYPES["APPROVAL_SPEND"], {
+        name, data = ask(a, TYPES["APPROVAL_SPEND"], {
             "approval_id": aid, "tool": "terraform_apply",
             "arguments": args or APPLY_ARGS, "plan_digest": plan})
         a.close()
@@ -131,7 +78,7 @@ def spend(run, aid, args=None, plan=PLAN):
         return 2
     if name == "APPROVAL_SPENT":
         return 0
-    if name == "ERROR" and "already spent" in error_text(data)[1]:
+    if name == "ERROR" and "already spent" in error_unpack(data)[1]:
         return 1
     return 2
 
@@ -141,7 +88,7 @@ def cmd_call(argv):
     payload = argv[2].encode() if len(argv) > 2 else b""
     c = Conn(sock)
     try:
-        name, _, data = c.call(TYPES[mtype] if mtype in TYPES
+        name, data = ask(c, TYPES[mtype] if mtype in TYPES
                                else int(mtype), payload)
     except (EOFError, ConnectionResetError):
         print("CLOSED")
@@ -154,7 +101,7 @@ def cmd_request(argv):
     """Prints the id of a pending approval with a destructive summary."""
     run, wd, plan = argv
     a = Conn(os.path.join(run, "approval.sock"))
-    name, _, data = a.call(TYPES["APPROVAL_REQUEST"], {
+    name, data = ask(a, TYPES["APPROVAL_REQUEST"], {
         "tool": "terraform_apply", "arguments": {"working_dir": wd},
         "plan_digest": None if plan == "null" else plan,
         "summary": {"replace": 1, "resources": [
@@ -171,7 +118,7 @@ def cmd_spend(argv):
     all, and prints the reply."""
     run, aid, wd, plan = argv
     a = Conn(os.path.join(run, "approval.sock"))
-    name, _, data = a.call(TYPES["APPROVAL_SPEND"], {
+    name, data = ask(a, TYPES["APPROVAL_SPEND"], {
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": {"working_dir": wd, "approval_id": aid},
         "plan_digest": None if plan == "null" else plan})
@@ -190,19 +137,19 @@ def cmd_every(argv):
         "plan_digest": "a" * 64, "all": True, "reason": "x",
         "state": "approved", "decision": "allow", "session_owner": "t",
         "progress": False, "summary": {}, "plan_text": ""}).encode()
-    for mtype in sorted(TYPES.values()) + [0, 199, 299, 999, 65535]:
+    for mtype in sorted(TYPES.values()) + [199, 299, 999, 65535]:
         for data in (payload, b""):
             try:
                 c = Conn(sock)
-                c.s.settimeout(5)
-                name, _, reply = c.call(mtype, data)
+                c.sock.settimeout(5)
+                name, reply = ask(c, mtype, data)
                 c.close()
                 line = show(name, reply)
             except (EOFError, ConnectionResetError, BrokenPipeError):
                 line = "CLOSED"
             except socket.timeout:
                 line = "NO REPLY"
-            print("%s %s -> %s" % (NAMES.get(mtype, str(mtype)),
+            print("%s %s -> %s" % (type_name(mtype),
                                    "json" if data else "empty", line[:80]))
     return 0
 
@@ -286,20 +233,19 @@ def cmd_respend(argv):
     return 0
 
 
-def pipelined(conn, frames):
-    """Sends frames in batches, reads every reply; the reply names."""
-    names = []
+def pipelined(conn, frames, want):
+    """Sends frames in batches and reads every reply: the seconds that
+    took, or None unless every reply was a want."""
+    ok = True
+    t0 = time.monotonic()
     for i in range(0, len(frames), 256):
         batch = frames[i:i + 256]
-        conn.s.sendall(b"".join(batch))
+        conn.sock.sendall(b"".join(batch))
         for _ in batch:
-            names.append(conn.recv()[0])
-    return names
-
-
-def frame(mtype, payload, reqid=1):
-    data = json.dumps(payload).encode()
-    return HDR.pack(mtype, len(data), 0, VERSION, 0, reqid) + data
+            reply = conn.recv()
+            ok = ok and reply is not None and reply[0] == TYPES[want]
+    dt = time.monotonic() - t0
+    return dt if ok else None
 
 
 def cmd_bench(argv):
@@ -310,23 +256,19 @@ def cmd_bench(argv):
     calls = [("terraform_apply", {"working_dir": "demo"}),
              ("k8s_get_pod_status", {"namespace": "default"}),
              ("not_a_tool", {})]
-    frames = [frame(TYPES["DECIDE"], {"tool": t, "arguments": args})
+    frames = [pack(TYPES["DECIDE"], 1, {"tool": t, "arguments": args})
               for t, args in (calls[i % 3] for i in range(n))]
-    t0 = time.monotonic()
-    names = pipelined(a, frames)
-    dt = time.monotonic() - t0
-    if names.count("DECISION") != n:
+    dt = pipelined(a, frames, "DECISION")
+    if dt is None:
         print("bench: not every DECIDE got a DECISION")
         return 1
     print("decisions: %d in %.2f s: %.0f decisions/s" % (n, dt, n / dt))
     ids = [new_approval(run) for _ in range(m)]
-    frames = [frame(TYPES["APPROVAL_SPEND"], {
+    frames = [pack(TYPES["APPROVAL_SPEND"], 1, {
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": APPLY_ARGS, "plan_digest": PLAN}) for aid in ids]
-    t0 = time.monotonic()
-    names = pipelined(a, frames)
-    dt = time.monotonic() - t0
-    if names.count("APPROVAL_SPENT") != m:
+    dt = pipelined(a, frames, "APPROVAL_SPENT")
+    if dt is None:
         print("bench: not every spend succeeded")
         return 1
     print("spends: %d in %.2f s: %.0f durable spends/s "

@@ -6,7 +6,7 @@
 #   regress/approvald/bench.sh [BUILD [DECISIONS [SPENDS]]]
 #
 # Runs in a fresh directory under /var/tmp, on disk; uses the real
-# auditd when it acknowledges events, else the stand-in auditstub.py.
+# auditd when it acknowledges events, else the stand-in audit_standin.py.
 set -e
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +15,7 @@ bin="$top/${1:-obj}/bin"
 W=$(mktemp -d /var/tmp/approvald-bench.XXXXXX)
 cd "$W"
 mkdir -p run var tf/demo tf/k8s-demo
+touch tf/demo/main.tf tf/k8s-demo/main.tf
 sed -e "s#@ROOT@#$W/tf#" -e "s#@TTL@#30m#" "$here/policy.fixture" > policy.yaml
 uid=$(id -u)
 cat > conf.yaml <<CONF
@@ -60,10 +61,11 @@ if wait_socket run/audit.sock && $client call run/audit.sock AUDIT_EVENT \
 else
 	kill $apid 2>/dev/null || :
 	rm -f run/audit.sock
-	python3 "$here/auditstub.py" "$W/run/audit.sock" var/audit.jsonl &
+	python3 "$here/../lib/audit_standin.py" "$W/run/audit.sock" \
+	    var/audit.jsonl &
 	pids="$!"
 	wait_socket run/audit.sock
-	echo "audit: the stand-in auditstub.py"
+	echo "audit: the stand-in audit_standin.py"
 fi
 "$bin/approvald" -d -f conf.yaml > approvald.log 2>&1 &
 pids="$pids $!"

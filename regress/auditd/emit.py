@@ -6,12 +6,14 @@
 # Prints the seq of every ack; exits 1 with auditd's reason otherwise.
 import argparse
 import json
-import socket
-import struct
+import os
 import sys
 
-HDR = struct.Struct("<IIIHHQ")
-MSG_ERROR, MSG_AUDIT_EVENT, MSG_AUDIT_ACK = 3, 500, 501
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from asframe import (MSG_AUDIT_ACK, MSG_AUDIT_EVENT, MSG_ERROR,  # noqa: E402
+                     Conn, error_unpack)
+
 # One call as the daemons record it, each over its own connection.
 TRAIL = [("runnerd", "tool.request"), ("approvald", "guardrail.decision"),
          ("brokerd", "credential.issued"), ("runnerd", "sandbox.started"),
@@ -19,25 +21,12 @@ TRAIL = [("runnerd", "tool.request"), ("approvald", "guardrail.decision"),
          ("runnerd", "tool.result")]
 
 
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("auditd closed the connection")
-        buf += chunk
-    return buf
-
-
-def emit(s, reqid, event, daemon, fields):
-    body = json.dumps({"event": event, "request_id": "req-%016x" % reqid,
-                       "daemon": daemon, "fields": fields}).encode()
-    s.sendall(HDR.pack(MSG_AUDIT_EVENT, len(body), 0, 1, 0, reqid) + body)
-    typ, ln, _, _, _, rid = HDR.unpack(recv_exact(s, HDR.size))
-    data = recv_exact(s, ln)
+def emit(c, reqid, event, daemon, fields):
+    typ, rid, data, _ = c.call(MSG_AUDIT_EVENT, {
+        "event": event, "request_id": "req-%016x" % reqid,
+        "daemon": daemon, "fields": fields}, reqid)
     if typ == MSG_ERROR:
-        code, text = struct.unpack("<i256s", data)
-        raise RuntimeError(text.split(b"\0")[0].decode())
+        raise RuntimeError(error_unpack(data)[1])
     if typ != MSG_AUDIT_ACK or rid != reqid:
         raise RuntimeError("unexpected reply type %d" % typ)
     return json.loads(data)["seq"]
@@ -57,8 +46,7 @@ def main():
 
     def conn(daemon):
         if daemon not in conns:
-            conns[daemon] = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            conns[daemon].connect(a.sock)
+            conns[daemon] = Conn(a.sock)
         return conns[daemon]
 
     try:
@@ -67,9 +55,9 @@ def main():
                 print(emit(conn(daemon), int(a.trail, 16), ev, daemon,
                            json.loads(a.F)))
         else:
-            s = conn(a.d)
+            c = conn(a.d)
             for _ in range(a.n):
-                print(emit(s, int(a.r, 16), a.e, a.d, json.loads(a.F)))
+                print(emit(c, int(a.r, 16), a.e, a.d, json.loads(a.F)))
     except (RuntimeError, EOFError, OSError) as e:
         print("emit: %s" % e, file=sys.stderr)
         sys.exit(1)

@@ -20,18 +20,18 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HDR = struct.Struct("<IIIHHQ")
-CRED_ISSUE, CRED_ISSUED, CRED_REVOKE, CRED_REVOKED = 400, 401, 402, 403
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from asframe import (MSG_CRED_ISSUE, MSG_CRED_ISSUED,  # noqa: E402
+                     MSG_CRED_REVOKE, MSG_CRED_REVOKED, Conn)
+
 TOKEN = "hvs.bench-token"
 
 
@@ -43,34 +43,27 @@ def wait_for(path):
     sys.exit("%s did not appear" % path)
 
 
-def call(sock, mtype, reqid, payload):
-    data = json.dumps(payload).encode()
-    sock.sendall(HDR.pack(mtype, len(data), 0, 1, 0, reqid) + data)
-    hdr, fds, _, _ = socket.recv_fds(sock, HDR.size, 1)
-    while len(hdr) < HDR.size:
-        hdr += sock.recv(HDR.size - len(hdr))
-    rtype, length, _, _, _, _ = HDR.unpack(hdr)
-    body = b""
-    while len(body) < length:
-        body += sock.recv(length - len(body))
+def call(conn, mtype, reqid, payload):
+    """The reply, the credential memfd read back as runnerd would."""
+    rtype, _, body, fds = conn.call(mtype, payload, reqid)
     for fd in fds:
         os.pread(fd, 4096, 0)
         os.close(fd)
-    if rtype not in (CRED_ISSUED, CRED_REVOKED):
+    if rtype not in (MSG_CRED_ISSUED, MSG_CRED_REVOKED):
         sys.exit("brokerd answered %d: %r" % (rtype, body))
     return json.loads(body)
 
 
 def via_brokerd(sockpath, rounds):
     times = []
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(sockpath)
-        for i in range(rounds):
-            t = time.perf_counter()
-            r = call(s, CRED_ISSUE, i + 1, {"tool": "k8s_get_pod_status",
-                     "arguments": {"namespace": "demo"}})
-            call(s, CRED_REVOKE, i + 1, {"lease_id": r["lease_id"]})
-            times.append(time.perf_counter() - t)
+    conn = Conn(sockpath, fds=True)
+    for i in range(rounds):
+        t = time.perf_counter()
+        r = call(conn, MSG_CRED_ISSUE, i + 1, {"tool": "k8s_get_pod_status",
+                 "arguments": {"namespace": "demo"}})
+        call(conn, MSG_CRED_REVOKE, i + 1, {"lease_id": r["lease_id"]})
+        times.append(time.perf_counter() - t)
+    conn.close()
     return times
 
 

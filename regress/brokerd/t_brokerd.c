@@ -161,8 +161,7 @@ suite_start(const char *ca, enum audit_kind audit)
 	char *dargv[] = { "python3", dbl, "--cert", "server.pem", "--key",
 	    "server.key", "--token-file", "token", "--state", "dbl",
 	    "--sa-token-prefix", SA_PREFIX, NULL };
-	char *sargv[] = { "python3", aud, "--socket", sock, "--out",
-	    "audit.jsonl", NULL };
+	char *sargv[] = { "python3", aud, sock, "audit.jsonl", NULL };
 	char *aargv[] = { aud, "-d", "-f", cmd, NULL };
 	FILE *f;
 
@@ -225,7 +224,7 @@ suite_start(const char *ca, enum audit_kind audit)
 		FMT(cmd, "%s/conf.yaml", cwd);
 		audit_pid = spawn("auditd.log", aargv);
 	} else {
-		FMT(aud, "%s/audit_standin.py", here);
+		FMT(aud, "%s/../lib/audit_standin.py", here);
 		audit_pid = spawn("standin.log", sargv);
 	}
 	wait_path(sock);

@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in runnerd for mcpd's tests: serves runner.sock with the
-suite's framing (24-byte little-endian header: u32 type, u32 len,
-u32 peerid, u16 version=1, u16 flags, u64 reqid) and plays tools:
+suite's framing (regress/lib/asframe.py) and plays tools:
 
   k8s_get_pod_status      a result with two pods
   run_shell "sleep N"     waits N seconds (0.1 s steps, progress if asked),
@@ -17,15 +16,15 @@ Usage: fake_runnerd.py SOCKET_PATH
 import json
 import os
 import socket
-import struct
 import sys
 import threading
 import time
 
-HDR = struct.Struct("<IIIHHQ")
-MSG_PING, MSG_PONG = 1, 2
-MSG_TOOL_CALL, MSG_TOOL_CANCEL, MSG_TOOL_PROGRESS, MSG_TOOL_RESULT = \
-    100, 101, 102, 103
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from asframe import (MSG_PING, MSG_PONG, MSG_TOOL_CALL,  # noqa: E402
+                     MSG_TOOL_CANCEL, MSG_TOOL_PROGRESS, MSG_TOOL_RESULT,
+                     pong_pack, recv_frame, send_frame)
 
 log_lock = threading.Lock()
 
@@ -42,20 +41,8 @@ class Conn:
         self.cancelled = set()
 
     def send(self, mtype, reqid, payload=b""):
-        if isinstance(payload, (dict, list)):
-            payload = json.dumps(payload).encode()
         with self.wlock:
-            self.sock.sendall(HDR.pack(mtype, len(payload), 0, 1, 0, reqid)
-                              + payload)
-
-    def recv_exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
+            send_frame(self.sock, mtype, reqid, payload)
 
     def result(self, reqid, text, structured=None, is_error=False):
         r = {"isError": is_error, "content": [{"type": "text", "text": text}]}
@@ -99,16 +86,12 @@ class Conn:
 
     def serve(self):
         while True:
-            hdr = self.recv_exact(HDR.size)
-            if hdr is None:
+            frame = recv_frame(self.sock)
+            if frame is None:
                 return
-            mtype, length, _peer, _ver, _flags, reqid = HDR.unpack(hdr)
-            payload = self.recv_exact(length) if length else b""
-            if payload is None:
-                return
+            mtype, reqid, payload, _ = frame
             if mtype == MSG_PING:
-                self.send(MSG_PONG, reqid, struct.pack("<16sII",
-                          b"runnerd", os.getpid(), 1))
+                self.send(MSG_PONG, reqid, pong_pack("runnerd", os.getpid()))
             elif mtype == MSG_TOOL_CALL:
                 call = json.loads(payload)
                 record({"type": "call", "reqid": reqid, "call": call})

@@ -343,7 +343,7 @@ def s_cancel(m):
           progress[0]["total"] == 50, "progress %r" % progress)
     m.notify("notifications/cancelled", {"requestId": rid,
                                          "reason": "user stopped it"})
-    call = forwarded()[-1]
+    call = [e for e in forwarded() if e["type"] == "call"][-1]
     check(call["call"]["progress"] is True, "progress flag not forwarded")
     check(wait_for(lambda: any(e["type"] == "cancel" and
                                e["reqid"] == call["reqid"]
