@@ -74,7 +74,7 @@ $(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
 	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # kyua runs from a copy of regress/ that holds the built test programs.
-REGRESS_FILES := $(filter-out %.c,$(shell find regress -type f))
+REGRESS_FILES := $(filter-out %.c,$(shell find regress -name __pycache__ -prune -o -type f -print))
 tests: $(PROGS:%=$(BUILD)/bin/%) $(TEST_BINS) $(TOOL_BINS) $(REGRESS_FILES:%=$(BUILD)/%)
 
 $(BUILD)/regress/%: regress/%
@@ -148,6 +148,8 @@ bench: all
 	@python3 regress/brokerd/bench.py $(BUILD)/bin 300
 	@echo "== runnerd: cold start against bare runsc; sandboxes per second"
 	@scripts/bench-runnerd $(BUILD)
+	@echo "== sessions: warm-pool claim against a cold start; run_python(\"1+1\") through mcpd"
+	@regress/runnerd/bench_sessions.sh $(BUILD) 10 500
 	@echo "== terraform_plan / terraform_apply through the suite against bare terraform"
 	@scripts/bench-terraform $(BUILD) 10
 
@@ -166,6 +168,8 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 		d=$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}; \
 		install -d $$d && install -m 0644 $$m $$d/; \
 	done
+	install -d $(DESTDIR)$(PREFIX)/share/agent-sandbox
+	install -m 0644 runnerd/session-agent.py $(DESTDIR)$(PREFIX)/share/agent-sandbox/
 	install -d $(DESTDIR)$(SYSTEMDDIR)
 	install -m 0644 etc/systemd/*.service $(DESTDIR)$(SYSTEMDDIR)/
 	test -e $(DESTDIR)/etc/agent-sandbox/agent-sandbox.yaml || \

@@ -144,6 +144,12 @@ static const struct yfield runnerd_fields[] = {
 	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
 	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
+	{ "session_agent", STR(struct runnerd_conf, session_agent) },
+	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
+	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
+	{ "sessions_max", NUM(YF_INT, struct runnerd_conf, sessions_max, 0, 4096) },
+	{ "sessions_per_client", NUM(YF_INT, struct runnerd_conf, sessions_per_client, 0, 4096) },
+	{ "warm_pool", NUM(YF_INT, struct runnerd_conf, warm_pool, 0, 64) },
 	{ NULL }
 };
 
@@ -342,6 +348,14 @@ config_defaults(struct as_config *c)
 	c->runnerd.tmp_size = 64 * MB;
 	c->runnerd.output_max = 1 * MB;
 	c->runnerd.max_calls = 8;
+	strlcpy(c->runnerd.session_agent,
+	    "/usr/local/share/agent-sandbox/session-agent.py",
+	    sizeof(c->runnerd.session_agent));
+	c->runnerd.session_idle = 600;
+	c->runnerd.session_lifetime = 3600;
+	c->runnerd.sessions_max = 16;
+	c->runnerd.sessions_per_client = 4;
+	c->runnerd.warm_pool = 2;
 	strlcpy(c->approvald.user, "_asapprove", sizeof(c->approvald.user));
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
 	    sizeof(c->approvald.policy));
@@ -514,6 +528,12 @@ config_print(const struct as_config *c)
 	    "  max_calls: %ld\n", c->runnerd.rootfs, c->runnerd.timeout,
 	    c->runnerd.memory, c->runnerd.pids, c->runnerd.cpu_percent,
 	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls);
+	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
+	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
+	    "  sessions_per_client: %ld\n  warm_pool: %ld\n",
+	    c->runnerd.session_agent, c->runnerd.session_idle,
+	    c->runnerd.session_lifetime, c->runnerd.sessions_max,
+	    c->runnerd.sessions_per_client, c->runnerd.warm_pool);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);

@@ -44,6 +44,12 @@ struct runnerd_conf {
 	long		tmp_size;	/* bytes of /tmp */
 	long		output_max;	/* bytes of stdout, and of stderr */
 	long		max_calls;	/* sandboxes at once */
+	char		session_agent[PATH_MAX];	/* session-agent.py */
+	long		session_idle;	/* seconds unused before a session ends */
+	long		session_lifetime;	/* seconds, at most */
+	long		sessions_max;	/* open sessions, all clients */
+	long		sessions_per_client;	/* per runner.sock connection */
+	long		warm_pool;	/* session sandboxes started ahead */
 };
 
 struct approvald_conf {

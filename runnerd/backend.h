@@ -33,13 +33,32 @@ typedef void	(*sbx_done_cb)(uint64_t, json_t *);
 /* Leftovers removed at start-up: {"sandboxes": ["req-...", ...]}. */
 typedef void	(*sbx_swept_cb)(json_t *);
 
+/*
+ * Sessions: a long-lived sandbox running the session agent, named by a
+ * key the engine chooses.  After session_open comes READY ({"container",
+ * "warm", "start_ms"}) or ENDED; each session_call gets one REPLY (the
+ * agent's JSON object); ENDED ({"reason"}) comes once the sandbox is
+ * gone, after session_close or on its own, and frees the key.  A
+ * backend without sessions leaves the session_* members NULL.
+ */
+enum sbx_session_event {
+	SBX_SESSION_READY,
+	SBX_SESSION_REPLY,
+	SBX_SESSION_ENDED,
+};
+typedef void	(*sbx_session_cb)(enum sbx_session_event, uint64_t, json_t *);
+
 struct backend {
 	const char	*name;
 	/* Before privileges drop: check the runtime, start helpers. */
 	void		(*init)(const struct as_config *, sbx_done_cb,
-			    sbx_swept_cb);
+			    sbx_swept_cb, sbx_session_cb);
 	int		(*start)(const struct sbx_request *);
 	void		(*kill)(uint64_t);
+	int		(*session_open)(uint64_t);
+	int		(*session_call)(uint64_t, json_t *);
+	void		(*session_cancel)(uint64_t);
+	void		(*session_close)(uint64_t);
 	/* On exit: end what runs and wait until it is cleaned up. */
 	void		(*stop)(void);
 };

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -125,6 +126,9 @@ request_ok(json_t *req)
 	argv = json_object_get(req, "argv");
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
 		return 0;
+	/* Only the launcher makes session bundles (sessbox.c). */
+	if (json_object_get(req, "session") != NULL)
+		return 0;
 	json_array_foreach(argv, i, v)
 		if (!json_is_string(v))
 			return 0;
@@ -172,7 +176,8 @@ mounts_add_host(const struct as_config *conf, json_t *mounts)
 }
 
 static json_t *
-spec_mounts(const struct as_config *conf, const char *dir, int cred)
+spec_mounts(const struct as_config *conf, const char *dir, int cred,
+    int session)
 {
 	char work[PATH_MAX], credpath[PATH_MAX], tmpopt[64];
 	json_t *m;
@@ -193,7 +198,8 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred)
 	    bind_mount("/work", work, 0));
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
-	    credpath, 1)) == -1)) {
+	    credpath, 1)) == -1) || (session && json_array_append_new(m,
+	    bind_mount(AGENT_MOUNT, conf->runnerd.session_agent, 1)) == -1)) {
 		json_decref(m);
 		return NULL;
 	}
@@ -221,15 +227,34 @@ spec_env(int egress)
 	return env;
 }
 
+/*
+ * gVisor lets a process that made itself a user namespace open raw
+ * sockets on the sandbox's network stack; nothing in a sandbox needs a
+ * namespace of its own, so none can be made (runsc --oci-seccomp).
+ */
+static json_t *
+spec_seccomp(void)
+{
+	return json_pack("{s:s, s:[{s:[s, s], s:s, s:i},"
+	    " {s:[s], s:s, s:i, s:[{s:i, s:I, s:I, s:s}]}, {s:[s], s:s, s:i}]}",
+	    "defaultAction", "SCMP_ACT_ALLOW", "syscalls",
+	    "names", "unshare", "setns", "action", "SCMP_ACT_ERRNO",
+	    "errnoRet", EPERM,
+	    "names", "clone", "action", "SCMP_ACT_ERRNO", "errnoRet", EPERM,
+	    "args", "index", 0, "value", (json_int_t)CLONE_NEWUSER,
+	    "valueTwo", (json_int_t)CLONE_NEWUSER, "op", "SCMP_CMP_MASKED_EQ",
+	    "names", "clone3", "action", "SCMP_ACT_ERRNO", "errnoRet", ENOSYS);
+}
+
 static json_t *
 spec_build(const struct as_config *conf, const char *dir, const char *cid,
-    const char *rootfs, json_t *argv, int cred, int egress)
+    const char *rootfs, json_t *argv, int cred, int egress, int session)
 {
 	char cgpath[PATH_MAX];
 	json_t *spec, *ns, *mounts;
 
 	if (cgroup_runsc_path(cid, cgpath, sizeof(cgpath)) == -1 ||
-	    (mounts = spec_mounts(conf, dir, cred)) == NULL)
+	    (mounts = spec_mounts(conf, dir, cred, session)) == NULL)
 		return NULL;
 	ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid",
 	    "type", "ipc", "type", "uts", "type", "mount");
@@ -255,6 +280,11 @@ spec_build(const struct as_config *conf, const char *dir, const char *cid,
 	    "hostname", "sandbox",
 	    "mounts", mounts,
 	    "linux", "cgroupsPath", cgpath, "namespaces", ns);
+	if (spec != NULL && json_object_set_new(json_object_get(spec, "linux"),
+	    "seccomp", spec_seccomp()) == -1) {
+		json_decref(spec);
+		spec = NULL;
+	}
 	return spec;
 }
 
@@ -351,7 +381,8 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 		return -1;
 	egress = json_object_get(req, "egress");
 	spec = spec_build(conf, dir, cid, rootfs, json_object_get(req, "argv"),
-	    credfd != -1, json_array_size(egress) > 0);
+	    credfd != -1, json_array_size(egress) > 0,
+	    json_is_true(json_object_get(req, "session")));
 	if (spec == NULL) {
 		errno = EINVAL;
 		return -1;

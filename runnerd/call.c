@@ -167,7 +167,7 @@ lease_revoke(struct call *k)
 	return r;
 }
 
-static void
+void
 call_free(struct call *k)
 {
 	TAILQ_REMOVE(&calls, k, entry);
@@ -179,6 +179,33 @@ call_free(struct call *k)
 	free(k->approval_id);
 	free(k->plan_digest);
 	free(k);
+}
+
+/* Ends a call that was taken on but ran nothing; event records why. */
+void
+call_refuse(struct call *k, const char *event, const char *why)
+{
+	refuse(k->conn, k->id, event, why);
+	call_free(k);
+}
+
+/*
+ * Ends a call with its result: tool.result records audit (taken) and
+ * isError; without that record the result is withheld.
+ */
+void
+call_finish(struct call *k, json_t *res, json_t *audit)
+{
+	if (res == NULL || audit == NULL || json_object_set(audit, "isError",
+	    json_object_get(res, "isError")) == -1 ||
+	    audit_emit("tool.result", k->id, json_incref(audit)) == -1) {
+		json_decref(res);
+		refuse(k->conn, k->id, NULL,
+		    "audit log unavailable: the result is withheld");
+	} else
+		send_result(k->conn, k->id, res);
+	json_decref(audit);
+	call_free(k);
 }
 
 /*
@@ -265,7 +292,7 @@ credential(uint32_t connid, struct call *k, json_t *call, int *credfd)
 	return 0;
 }
 
-/* run_shell: sh -c in a fresh sandbox (sessions come later). */
+/* run_shell with sessions disabled: sh -c in a fresh sandbox. */
 static json_t *
 shell_argv(json_t *args)
 {
@@ -330,6 +357,12 @@ call_start(struct conn *c, struct msg *m)
 	k->decision = decision;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
 	ncalls++;
+	/* A session never gets a credential: brokerd is not asked. */
+	if (session_tool(tool, args)) {
+		k->kind = CALL_SESSION;
+		session_call(k);
+		goto out;
+	}
 	if (strcmp(tool, "run_shell") == 0)
 		k->kind = CALL_SHELL;
 	else if (tf_kind(k, why, sizeof(why)) == -1) {
@@ -388,7 +421,21 @@ status_text(const char *status)
 	return "the sandbox failed";
 }
 
-/* The MCP result of run_shell from the backend's result. */
+/* What a person reads of a command's run: stdout, stderr, a note. */
+char *
+run_text(const char *out, const char *err, const char *note)
+{
+	char *text;
+
+	if (asprintf(&text, "%s%s%s%s%s", out != NULL ? out : "",
+	    err != NULL && *err ? "\n[stderr]\n" : "", err != NULL ? err : "",
+	    note != NULL ? "\n[sandbox] " : "", note != NULL ? note : "") ==
+	    -1)
+		return NULL;
+	return text;
+}
+
+/* The MCP result of a one-shot run_shell from the backend's result. */
 static json_t *
 shell_result(uint64_t id, json_t *r)
 {
@@ -414,12 +461,8 @@ shell_result(uint64_t id, json_t *r)
 	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
 	    strcmp(status, "deadline") == 0));
 	json_object_del(sc, "files");
-	if (asprintf(&text, "%s%s%s%s%s", out != NULL ? out : "",
-	    err != NULL && *err ? "\n[stderr]\n" : "", err != NULL ? err : "",
-	    is_error && status != NULL && strcmp(status, "exited") != 0 ?
-	    "\n[sandbox] " : "", is_error && status != NULL &&
-	    strcmp(status, "exited") != 0 ? status_text(status) : "") == -1)
-		text = NULL;
+	text = run_text(out, err, is_error && status != NULL &&
+	    strcmp(status, "exited") != 0 ? status_text(status) : NULL);
 	r = text_result(is_error, text != NULL ? text : "", sc);
 	free(text);
 	return r;
@@ -476,7 +519,11 @@ call_cancel(struct conn *c, uint64_t id)
 {
 	struct call *k;
 
-	if ((k = call_find(id)) != NULL && k->conn == c->id)
+	if ((k = call_find(id)) == NULL || k->conn != c->id)
+		return;
+	if (k->kind == CALL_SESSION)
+		session_cancel(k);
+	else
 		runnerd_backend->kill(id);
 }
 
@@ -489,8 +536,10 @@ call_conn_closed(struct conn *c)
 	TAILQ_FOREACH(k, &calls, entry)
 		if (k->conn == c->id) {
 			k->conn = 0;
-			runnerd_backend->kill(k->id);
+			if (k->kind != CALL_SESSION)
+				runnerd_backend->kill(k->id);
 		}
+	session_conn_closed(c->id);
 }
 
 void

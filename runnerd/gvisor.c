@@ -25,6 +25,7 @@ static struct channel	 launcher = { .fd = -1 };
 static pid_t		 launcher_pid = -1;
 static sbx_done_cb	 done_cb;
 static sbx_swept_cb	 swept_cb;
+static sbx_session_cb	 session_cb;
 
 static void
 launcher_update(void)
@@ -50,7 +51,10 @@ launcher_event(int fd, short revents, void *arg)
 			fatalx("the sandbox launcher exited");
 		while ((r = channel_get(&launcher, &m)) == 1) {
 			if (m.fd != -1 || (m.hdr.type != LMSG_DONE &&
-			    m.hdr.type != LMSG_SWEPT))
+			    m.hdr.type != LMSG_SWEPT &&
+			    m.hdr.type != LMSG_SESSION_READY &&
+			    m.hdr.type != LMSG_SESSION_REPLY &&
+			    m.hdr.type != LMSG_SESSION_ENDED))
 				fatalx("launcher: unexpected message %u",
 				    m.hdr.type);
 			if ((j = json_loadb((const char *)m.data, m.len, 0,
@@ -58,8 +62,13 @@ launcher_event(int fd, short revents, void *arg)
 				fatalx("launcher: bad JSON");
 			if (m.hdr.type == LMSG_DONE)
 				done_cb(m.hdr.reqid, j);
-			else
+			else if (m.hdr.type == LMSG_SWEPT)
 				swept_cb(j);
+			else
+				session_cb(m.hdr.type == LMSG_SESSION_READY ?
+				    SBX_SESSION_READY : m.hdr.type ==
+				    LMSG_SESSION_REPLY ? SBX_SESSION_REPLY :
+				    SBX_SESSION_ENDED, m.hdr.reqid, j);
 			json_decref(j);
 		}
 		if (r == -1)
@@ -87,7 +96,7 @@ mkdirs(const char *dir)
 
 static void
 gvisor_init(const struct as_config *conf, sbx_done_cb done,
-    sbx_swept_cb swept)
+    sbx_swept_cb swept, sbx_session_cb session)
 {
 	char runsc_root[PATH_MAX];
 	struct stat st;
@@ -104,6 +113,7 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 		    "root (it drops to runnerd.user itself)");
 	done_cb = done;
 	swept_cb = swept;
+	session_cb = session;
 	mkdirs(conf->runnerd.state_dir);
 	if (pathf(runsc_root, sizeof(runsc_root), "%s/runsc",
 	    conf->runnerd.state_dir) == -1)
@@ -123,12 +133,32 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 		fatal("ev_add");
 }
 
+/* One message to the launcher; payload (taken) may be NULL. */
+static int
+launcher_send(uint32_t type, uint64_t id, int fd, json_t *payload)
+{
+	char *text = NULL;
+	int rv;
+
+	if (payload != NULL && (text = json_dumps(payload, JSON_COMPACT)) ==
+	    NULL) {
+		json_decref(payload);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	json_decref(payload);
+	rv = channel_compose(&launcher, type, 0, id, fd, text,
+	    text != NULL ? strlen(text) : 0);
+	free(text);
+	launcher_update();
+	return rv;
+}
+
 static int
 gvisor_start(const struct sbx_request *r)
 {
 	json_t *req;
-	char *text;
-	int rv;
 
 	req = json_pack("{s:O, s:O*, s:O*, s:O*}", "argv", r->argv,
 	    "files_in", r->files_in, "files_out", r->files_out, "egress",
@@ -138,26 +168,45 @@ gvisor_start(const struct sbx_request *r)
 		json_decref(req);
 		req = NULL;
 	}
-	text = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
-	json_decref(req);
-	if (text == NULL) {
+	if (req == NULL) {
 		if (r->credfd != -1)
 			close(r->credfd);
 		return -1;
 	}
-	rv = channel_compose(&launcher, LMSG_RUN, 0, r->id, r->credfd, text,
-	    strlen(text));
-	free(text);
-	launcher_update();
-	return rv;
+	return launcher_send(LMSG_RUN, r->id, r->credfd, req);
 }
 
 static void
 gvisor_kill(uint64_t id)
 {
-	if (channel_compose(&launcher, LMSG_KILL, 0, id, -1, NULL, 0) == -1)
+	if (launcher_send(LMSG_KILL, id, -1, NULL) == -1)
 		log_warn("kill %016llx", (unsigned long long)id);
-	launcher_update();
+}
+
+static int
+gvisor_session_open(uint64_t key)
+{
+	return launcher_send(LMSG_SESSION_OPEN, key, -1, json_object());
+}
+
+static int
+gvisor_session_call(uint64_t key, json_t *req)
+{
+	return launcher_send(LMSG_SESSION_CALL, key, -1, json_incref(req));
+}
+
+static void
+gvisor_session_cancel(uint64_t key)
+{
+	if (launcher_send(LMSG_SESSION_CANCEL, key, -1, NULL) == -1)
+		log_warn("cancel in session %016llx", (unsigned long long)key);
+}
+
+static void
+gvisor_session_close(uint64_t key)
+{
+	if (launcher_send(LMSG_SESSION_CLOSE, key, -1, NULL) == -1)
+		log_warn("close session %016llx", (unsigned long long)key);
 }
 
 /* Closing the channel tells the launcher to end every sandbox. */
@@ -181,4 +230,8 @@ const struct backend gvisor_backend = {
 	.start = gvisor_start,
 	.kill = gvisor_kill,
 	.stop = gvisor_stop,
+	.session_open = gvisor_session_open,
+	.session_call = gvisor_session_call,
+	.session_cancel = gvisor_session_cancel,
+	.session_close = gvisor_session_close,
 };

@@ -56,7 +56,7 @@ static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
 
 static void	 sbx_finish(struct sbx *);
 
-static void
+void
 engine_send(uint32_t type, uint64_t id, json_t *payload)
 {
 	char *text;
@@ -332,12 +332,17 @@ sbx_finish(struct sbx *s)
 	sbx_free(s);
 }
 
-static void
-child_exec(struct sbx *s, int out, int err, int egressfd)
+/*
+ * The child that becomes `runsc run` for a bundle: stdin (or /dev/null
+ * when -1), stdout and stderr as given; with egressfd, the sandbox's
+ * network namespace with the proxy's listener in it.
+ */
+void
+runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
+    int in, int out, int err, int egressfd)
 {
-	char root[PATH_MAX], bundle[PATH_MAX];
+	char root[PATH_MAX];
 	sigset_t none;
-	int devnull;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -347,16 +352,16 @@ child_exec(struct sbx *s, int out, int err, int egressfd)
 		_exit(126);
 	if (egressfd != -1 && egress_listen_here(egressfd) == -1)
 		_exit(126);
-	if ((devnull = open("/dev/null", O_RDONLY)) == -1 ||
-	    dup2(devnull, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+	if (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1)
+		_exit(126);
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		_exit(126);
 	closefrom(3);
-	if (pathf(root, sizeof(root), "%s/runsc", conf->runnerd.state_dir) ==
-	    -1 || pathf(bundle, sizeof(bundle), "%s", s->dir) == -1)
+	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
 		_exit(126);
-	execl(conf->runnerd.runsc, "runsc", "--root", root,
+	execl(c->runnerd.runsc, "runsc", "--root", root, "--oci-seccomp",
 	    egressfd != -1 ? "--network=host" : "--network=none",
-	    "run", "--bundle", bundle, s->cid, (char *)NULL);
+	    "run", "--bundle", bundle, cid, (char *)NULL);
 	_exit(127);
 }
 
@@ -378,7 +383,7 @@ sbx_spawn(struct sbx *s, json_t *egress)
 	if ((s->runsc = fork()) == -1)
 		goto fail;
 	if (s->runsc == 0)
-		child_exec(s, out[1], err[1], egressfd);
+		runsc_exec(conf, s->dir, s->cid, -1, out[1], err[1], egressfd);
 	if (egressfd != -1)
 		close(egressfd);
 	close(out[1]);
@@ -495,7 +500,11 @@ engine_event(int fd, short revents, void *arg)
 			} else if (m.hdr.type == LMSG_KILL && m.len == 0) {
 				if ((s = sbx_find(m.hdr.reqid)) != NULL)
 					sbx_kill(s, "killed");
-			} else
+			} else if (m.hdr.type >= LMSG_SESSION_OPEN &&
+			    m.hdr.type <= LMSG_SESSION_CLOSE && m.fd == -1)
+				sessbox_message(m.hdr.type, m.hdr.reqid,
+				    m.data, m.len);
+			else
 				fatalx("launcher: unexpected message %u",
 				    m.hdr.type);
 		}
@@ -516,8 +525,10 @@ reap(void)
 		TAILQ_FOREACH(s, &sbxs, entry)
 			if (s->runsc == pid)
 				break;
-		if (s == NULL)
+		if (s == NULL) {
+			sessbox_reaped(pid, st);
 			continue;
+		}
 		s->wstatus = st;
 		s->runsc = -1;
 		sbx_finish(s);
@@ -540,6 +551,7 @@ launcher_shutdown(void)
 {
 	struct sbx *s;
 
+	sessbox_shutdown();
 	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
 		sbx_kill(s, "killed");
 		if (s->runsc > 0) {
@@ -571,6 +583,7 @@ launcher_main(const struct as_config *c, int fd)
 		fatal("rootfs %s", rootfs);
 	if ((swept = sweep(conf)) != NULL)
 		engine_send(LMSG_SWEPT, 0, swept);
+	sessbox_init(conf, rootfs);
 	if (ev_add(fd, POLLIN | POLLOUT, engine_event, NULL) == -1)
 		fatal("launcher: ev_add");
 	if (ev_loop() == -1)

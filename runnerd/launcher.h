@@ -22,6 +22,22 @@ enum launcher_msg {
 	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
 	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
 				   in the sandbox's network namespace */
+	/* Sessions: reqid is the session's key, payloads JSON. */
+	LMSG_SESSION_OPEN,	/* engine: {} */
+	LMSG_SESSION_CALL,	/* engine: the agent's request */
+	LMSG_SESSION_CANCEL,	/* engine: none */
+	LMSG_SESSION_CLOSE,	/* engine: none */
+	LMSG_SESSION_READY,	/* launcher: {"container", "warm", "start_ms"} */
+	LMSG_SESSION_REPLY,	/* launcher: the agent's reply, an object */
+	LMSG_SESSION_ENDED,	/* launcher: {"reason"}; the key is free */
+};
+
+/* launcher <-> the session agent (session-agent.py) in the sandbox. */
+enum agent_msg {
+	AGENT_READY = 950,	/* agent: started, its worker too */
+	AGENT_REQUEST,		/* launcher: {"op", ...} */
+	AGENT_REPLY,		/* agent: one per request */
+	AGENT_CANCEL,		/* launcher: end the request in progress */
 };
 
 #define SANDBOX_UID		65534
@@ -29,11 +45,21 @@ enum launcher_msg {
 #define EGRESS_PORT		3128	/* the proxy inside the sandbox's netns */
 #define CONTAINER_PREFIX	"as-"
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
+#define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
 
 struct sbx;
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
 json_t	*text_json(const char *, size_t);
+void	 engine_send(uint32_t, uint64_t, json_t *);
+void	 runsc_exec(const struct as_config *, const char *, const char *,
+	    int, int, int, int) __attribute__((noreturn));
+
+/* sessbox.c: session sandboxes and the warm pool */
+void	 sessbox_init(const struct as_config *, const char *);
+void	 sessbox_message(uint32_t, uint64_t, const uint8_t *, size_t);
+void	 sessbox_reaped(pid_t, int);
+void	 sessbox_shutdown(void);
 
 /* bundle.c */
 int	 workspace_name_ok(const char *);

@@ -62,7 +62,8 @@ main(int argc, char *argv[])
 		fatalx("tools: %s", err);
 	if (audit_init(&runnerd_conf, "runnerd") == -1)
 		fatal("audit socket path");
-	runnerd_backend->init(&runnerd_conf, call_done, call_swept);
+	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
+	    session_event);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)
 		fatal("%s", runner_listener.name);
 	daemon_signals(NULL);

@@ -20,6 +20,7 @@ enum call_kind {
 	CALL_TF_PLAN,		/* terraform_plan */
 	CALL_TF_REQUEST,	/* terraform_apply: plan, then ask approval */
 	CALL_TF_APPLY,		/* terraform_apply with an approval spent */
+	CALL_SESSION,		/* a session tool (session.c) */
 };
 
 struct call {
@@ -37,6 +38,10 @@ struct call {
 
 /* call.c */
 void	call_start(struct conn *, struct msg *);
+void	call_free(struct call *);
+void	call_refuse(struct call *, const char *, const char *);
+void	call_finish(struct call *, json_t *, json_t *);
+char	*run_text(const char *, const char *, const char *);
 int	peer_request(const char *, uint32_t, uint64_t, json_t *, uint32_t,
 	    json_t **, int *, char *, size_t);
 json_t	*text_result(int, const char *, json_t *);
@@ -51,5 +56,13 @@ void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+
+/* session.c */
+int	session_tool(const char *, json_t *);
+void	session_call(struct call *);
+void	session_cancel(struct call *);
+void	session_conn_closed(uint32_t);
+void	session_event(enum sbx_session_event, uint64_t, json_t *);
 
 #endif

@@ -85,6 +85,25 @@ cancel_body()
 }
 cancel_cleanup() { rd_setup; rd_stop; }
 
+atf_test_case revoke_after_failure cleanup
+revoke_after_failure_head() { rd_head; atf_set descr "the lease is revoked after a failing and after a timed-out sandbox"; }
+revoke_after_failure_body()
+{
+	rd_setup
+	RD_EXTRA="  timeout: 3s"
+	rd_start --secret s3 || atf_fail "start"
+	rd_call 'exit 3' || atf_fail "call"
+	[ "$(rd_get isError)" = true ] || atf_fail "exit 3 is not an error"
+	[ "$(grep -c '"revoked"' events.jsonl)" -eq 1 ] ||
+	    atf_fail "lease not revoked after a failure"
+	rd_call 'sleep 1000' || atf_fail "call"
+	rd_expect_status deadline 2>err || atf_fail "$(cat err)"
+	[ "$(grep -c '"revoked"' events.jsonl)" -eq 2 ] ||
+	    atf_fail "lease not revoked after the deadline"
+	rd_stop
+}
+revoke_after_failure_cleanup() { rd_setup; rd_stop; }
+
 atf_test_case sweep cleanup
 sweep_head() { rd_head; atf_set descr "leftovers of a killed runnerd are swept and recorded"; }
 sweep_body()
@@ -141,6 +160,7 @@ atf_init_test_cases()
 	atf_add_test_case denied
 	atf_add_test_case audit_down
 	atf_add_test_case cancel
+	atf_add_test_case revoke_after_failure
 	atf_add_test_case sweep
 	atf_add_test_case no_runsc
 }

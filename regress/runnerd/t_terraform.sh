@@ -28,7 +28,9 @@ TF
 	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
 	    -e "s|working_dirs: \[.*\]|working_dirs: $dirs|" \
 	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	AS_RUNNERD_EXTRA="  timeout: 60s"
+	# No warm sessions: the bundles left after a call are the call's.
+	AS_RUNNERD_EXTRA="  timeout: 60s
+  warm_pool: 0"
 	AS_BROKERD_EXTRA="  scopes:
     terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
 	as_conf

@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""The session checks of t_session.sh, each run against a runnerd that
+the test started (rd.subr) with stand-in peers:
+
+  session_check.py CHECK SOCK [ARGS...]
+
+prints what went wrong on stderr and exits 1 on failure.  Every probe
+that touches the network goes to this machine's own addresses only.
+"""
+import base64
+import hashlib
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sesscall import Client  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Fail(Exception):
+    pass
+
+
+def expect(cond, what, result=None):
+    if not cond:
+        raise Fail(what + ("" if result is None else ": " + json.dumps(result)))
+
+
+def sc(r):
+    return r.get("structuredContent") or {}
+
+
+def out(r):
+    return sc(r).get("stdout", "")
+
+
+def ok(r, what):
+    expect(not r.get("isError") and sc(r).get("exit_code", 0) == 0, what, r)
+    return r
+
+
+def opened(c, tool="run_python", **args):
+    """A new session through a first call; its id."""
+    r = ok(c.call(tool, **args), "first call of a new session")
+    sid = sc(r).get("session_id", "")
+    expect(sid.startswith("ses-") and len(sid) == 20, "session id", r)
+    return sid, r
+
+
+def text(r):
+    return r["content"][0]["text"]
+
+
+def events(path="events.jsonl"):
+    with open(path) as f:
+        return [json.loads(line) for line in f if '"event"' in line]
+
+
+# --- state ---------------------------------------------------------------
+
+def check_state(sock):
+    c = Client(sock)
+    sid, _ = opened(c, code="x = 41")
+    r = ok(c.call("run_python", code="x + 1", session_id=sid), "x + 1")
+    expect(out(r) == "42\n", "x + 1 should print 42", r)
+    ok(c.call("write_file", path="kept.txt", session_id=sid,
+              content=base64.b64encode(b"still here").decode()), "write")
+    # A crash loses the Python state only, and says so.
+    r = c.call("run_python", code="import os; os._exit(1)", session_id=sid)
+    expect(r.get("isError") and sc(r).get("state_lost") is True and
+           sc(r).get("exit_code") == 1, "os._exit(1): state_lost", r)
+    expect("state" in text(r) and "lost" in text(r), "the text says so", r)
+    r = c.call("run_python", code="x", session_id=sid)
+    expect(r.get("isError") and "NameError" in sc(r).get("stderr", ""),
+           "x must be gone after the crash", r)
+    r = ok(c.call("read_file", path="kept.txt", session_id=sid), "read")
+    expect(base64.b64decode(sc(r)["content"]) == b"still here",
+           "files survive a worker crash", r)
+    # reset clears the state; the session goes on.
+    ok(c.call("run_python", code="import json; y = 7", session_id=sid), "y")
+    r = ok(c.call("reset", session_id=sid), "reset")
+    expect(sc(r) == {"session_id": sid, "reset": True}, "reset result", r)
+    r = c.call("run_python", code="y", session_id=sid)
+    expect(r.get("isError") and "NameError" in sc(r).get("stderr", ""),
+           "y must be gone after reset", r)
+    r = c.call("run_python", code="json", session_id=sid)
+    expect(r.get("isError"), "imports must be gone after reset", r)
+    # Exceptions are results, not crashes: the state stays.
+    ok(c.call("run_python", code="z = 1", session_id=sid), "z")
+    r = c.call("run_python", code="1/0", session_id=sid)
+    expect(r.get("isError") and "ZeroDivisionError" in sc(r)["stderr"] and
+           not sc(r)["state_lost"], "an exception keeps the state", r)
+    r = ok(c.call("run_python", code="z", session_id=sid), "z after 1/0")
+    expect(out(r) == "1\n", "z survives an exception", r)
+    r = ok(c.call("close_session", session_id=sid), "close")
+    expect(sc(r) == {"session_id": sid, "closed": True}, "close result", r)
+    r = c.call("run_python", code="1", session_id=sid)
+    expect(r.get("isError") and "no session" in text(r),
+           "a closed session is gone", r)
+
+
+# --- the proof scenario ----------------------------------------------------
+
+PRIMES = '''
+import hashlib
+primes, n = [], 2
+while len(primes) < 1000:
+    if all(n % p for p in primes if p * p <= n):
+        primes.append(n)
+    n += 1
+hashlib.sha256("\\n".join(map(str, primes)).encode()).hexdigest()
+'''
+
+
+def check_primes(sock):
+    c = Client(sock)
+    sid, r = opened(c, code=PRIMES)
+    inside = out(r).strip().strip("'")
+    primes, n = [], 2
+    while len(primes) < 1000:
+        if all(n % p for p in primes if p * p <= n):
+            primes.append(n)
+        n += 1
+    host = hashlib.sha256("\n".join(map(str, primes)).encode()).hexdigest()
+    expect(inside == host, "sandbox %s, host %s" % (inside, host), r)
+    print("sha256 of the first 1000 primes: %s (sandbox = host)" % host)
+
+
+# --- files -----------------------------------------------------------------
+
+def check_files(sock):
+    c = Client(sock)
+    blob = bytes(range(256)) * 4
+    sid, r = opened(c, "write_file", path="d/e/blob.bin",
+                    content=base64.b64encode(blob).decode())
+    expect(sc(r).get("bytes") == len(blob), "bytes written", r)
+    r = ok(c.call("read_file", path="d/e/blob.bin", session_id=sid), "read")
+    expect(base64.b64decode(sc(r)["content"]) == blob and
+           sc(r)["bytes"] == len(blob) and not sc(r)["truncated"],
+           "binary round trip", r)
+    r = ok(c.call("run_shell", command="sha256sum d/e/blob.bin",
+                  session_id=sid), "sha256sum")
+    expect(out(r).split()[0] == hashlib.sha256(blob).hexdigest(),
+           "the shell sees the same bytes", r)
+    # Symbolic links out of the workspace are refused both ways.
+    ok(c.call("run_shell", session_id=sid, command="ln -s /etc/passwd "
+              "out; ln -s /etc etc; ln -s /tmp tmp; echo t > /tmp/t"),
+       "links")
+    for tool, path in (("read_file", "out"), ("read_file", "etc/passwd"),
+                       ("read_file", "tmp/t"), ("write_file", "out"),
+                       ("write_file", "etc/new"), ("write_file", "tmp/x")):
+        args = {"path": path, "session_id": sid}
+        if tool == "write_file":
+            args["content"] = base64.b64encode(b"x").decode()
+        r = c.call(tool, **args)
+        expect(r.get("isError"), "%s %s through a link must fail" %
+               (tool, path), r)
+    r = c.call("run_shell", command="cat /tmp/x /etc/new 2>&1; "
+               "echo /tmp/*", session_id=sid)
+    expect("No such file" in out(r) and "x" not in out(r).split(),
+           "nothing was written through a link", r)
+    # The paths runnerd refuses before the agent sees them.
+    for path in ("../x", "a/../../x", "./x", "a//b"):
+        r = c.call("read_file", path=path, session_id=sid)
+        expect(r.get("isError") and "path" in text(r), "path " + path, r)
+    r = c.call("read_file", path="/etc/passwd", session_id=sid)
+    expect(r.get("isError"), "an absolute path is refused", r)
+    r = c.call("read_file", path="missing", session_id=sid)
+    expect(r.get("isError") and "No such file" in text(r), "missing", r)
+
+
+# --- limits: timeout, output cap -----------------------------------------
+
+def check_timeout(sock):
+    c = Client(sock)
+    sid, _ = opened(c, code="k = 5")
+    t0 = time.monotonic()
+    r = c.call("run_python", code="while True: pass", session_id=sid)
+    expect(r.get("isError") and sc(r)["timed_out"] and sc(r)["state_lost"],
+           "a runaway loop times out and loses the worker", r)
+    expect(time.monotonic() - t0 < 10, "the timeout is the configured one")
+    r = c.call("run_shell", command="echo before; sleep 100",
+               session_id=sid)
+    expect(r.get("isError") and sc(r)["timed_out"] and
+           out(r) == "before\n", "sleep 100 times out", r)
+    r = ok(c.call("run_python", code="k = 6; k", session_id=sid),
+           "the session lives on")
+    expect(out(r) == "6\n", "fresh worker", r)
+    r = c.call("run_shell", command="head -c 3000000 /dev/zero | tr '\\0' a",
+               session_id=sid)
+    expect(sc(r)["truncated"] and len(out(r)) == 1024 * 1024,
+           "output capped at output_max", dict(sc(r), stdout=len(out(r))))
+    # mcpd's cancel ends the call, not the session.
+    rid = c.send("run_python", {"code": "import time; time.sleep(60)",
+                                "session_id": sid})
+    time.sleep(1)
+    c.cancel(rid)
+    r = c.result(rid)
+    expect(r.get("isError") and "cancelled" in text(r), "cancelled", r)
+    ok(c.call("run_shell", command="true", session_id=sid), "after cancel")
+
+
+# --- isolation between sessions ------------------------------------------
+
+def check_isolation(sock):
+    a, b = Client(sock, "a"), Client(sock, "b")
+    sa, _ = opened(a, "run_shell", command="echo a-secret > /work/mine; "
+                   "echo a-tmp > /tmp/mine; (sleep 120 &) ; echo started")
+    sb, _ = opened(b, "run_shell", command="true")
+    same, _ = opened(a, "run_shell", command="true")
+    for c, s in ((b, sb), (a, same)):
+        r = ok(c.call("run_shell", session_id=s, command="echo /work/* /work/.* /tmp/*; "
+                      "cat /work/mine /tmp/mine 2>&1; "
+                      "for p in /proc/[0-9]*; do "
+                      "tr '\\0' ' ' < $p/cmdline; echo; done"), "look")
+        expect("a-secret" not in out(r) and "a-tmp" not in out(r) and
+               "sleep 120" not in out(r),
+               "another session's files or processes are visible", r)
+    r = ok(a.call("run_shell", session_id=sa, command="cat /work/mine; "
+                  "ps -eo args 2>/dev/null | grep -c '^sleep 120' || "
+                  "grep -l 'sleep' /proc/[0-9]*/cmdline | wc -l"), "own")
+    expect(out(r).startswith("a-secret\n"), "own files stay", r)
+
+
+# --- ownership, caps, reaping ----------------------------------------------
+
+def check_owner(sock):
+    a, b = Client(sock, "a"), Client(sock, "b")
+    sid, _ = opened(a, code="secret = 'a'")
+    for tool, args in (("run_python", {"code": "secret"}),
+                       ("run_shell", {"command": "true"}),
+                       ("read_file", {"path": "x"}),
+                       ("write_file", {"path": "x", "content": ""}),
+                       ("reset", {}), ("close_session", {})):
+        args["session_id"] = sid
+        r = b.call(tool, **args)
+        expect(r.get("isError") and "belongs to another client" in text(r),
+               "%s on another client's session" % tool, r)
+    r = ok(a.call("run_python", code="secret", session_id=sid), "owner")
+    expect(out(r) == "'a'\n", "the owner's state is untouched", r)
+    r = b.call("run_python", code="1", session_id="ses-0000000000000000")
+    expect(r.get("isError") and "no session" in text(r), "unknown id", r)
+    # The owner's connection closes: its sessions end.
+    a.close()
+    for _ in range(100):
+        ends = [e for e in events() if e["event"] == "sandbox.completed" and
+                e["fields"].get("session_id") == sid]
+        if ends:
+            break
+        time.sleep(0.1)
+    expect(ends and "client went away" in ends[0]["fields"]["reason"],
+           "the session ends with its client", ends)
+
+
+def check_caps(sock):
+    a, b = Client(sock, "a"), Client(sock, "b")
+    s1, _ = opened(a, code="1")
+    opened(a, code="2")
+    r = a.call("run_python", code="3")
+    expect(r.get("isError") and "close one" in text(r),
+           "sessions_per_client 2", r)
+    opened(b, code="4")
+    r = b.call("run_python", code="5")
+    expect(r.get("isError") and "sessions are open" in text(r),
+           "sessions_max 3", r)
+    ok(a.call("close_session", session_id=s1), "close")
+    opened(a, code="6")
+
+
+def check_reap(sock):
+    c = Client(sock)
+    sid, _ = opened(c, code="1")
+    busy, _ = opened(c, code="2")
+    # busy is used every second: idle never, but its lifetime ends it.
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 4:
+        r = c.call("run_python", code="3", session_id=busy)
+        if r.get("isError"):
+            break
+        time.sleep(0.5)
+    r = c.call("run_python", code="1", session_id=sid)
+    expect(r.get("isError") and "no session" in text(r),
+           "an idle session is reaped", r)
+    ends = {e["fields"]["session_id"]: e["fields"]["reason"]
+            for e in events() if e["event"] == "sandbox.completed"}
+    expect("idle" in ends.get(sid, ""), "reaped as idle", ends)
+    for _ in range(60):
+        r = c.call("run_python", code="3", session_id=busy)
+        if r.get("isError") and "closing" not in text(r):
+            break
+        time.sleep(0.5)
+    expect(r.get("isError") and "no session" in text(r),
+           "a session past its lifetime is reaped", r)
+    ends = {e["fields"]["session_id"]: e["fields"]["reason"]
+            for e in events() if e["event"] == "sandbox.completed"}
+    expect("lifetime" in ends.get(busy, ""), "reaped at its lifetime", ends)
+
+
+def check_audit(sock):
+    c = Client(sock)
+    sid, _ = opened(c, code="print('out-' + 'put')")
+    ok(c.call("run_shell", command="echo shell-out", session_id=sid), "sh")
+    ok(c.call("close_session", session_id=sid), "close")
+    ev = events()
+    names = [e["event"] for e in ev]
+    expect(names[:4] == ["tool.request", "guardrail.decision",
+                         "sandbox.started", "tool.result"],
+           "a new session's events", names)
+    expect(not any("issued" in e for e in ev), "brokerd was asked")
+    req = [e["fields"] for e in ev if e["event"] == "tool.request"]
+    expect(req[0]["arguments"]["code"] == "print('out-' + 'put')" and
+           req[1]["arguments"]["command"] == "echo shell-out",
+           "code and commands are recorded", req)
+    res = [e["fields"] for e in ev if e["event"] == "tool.result"]
+    expect(res[0]["stdout"] == "out-put\n" and
+           res[1]["stdout"] == "shell-out\n" and
+           all(f["session_id"] == sid for f in res), "outputs recorded", res)
+    st = [e["fields"] for e in ev if e["event"] == "sandbox.started"][0]
+    expect(st["session_id"] == sid and st["container"].startswith("as-"),
+           "sandbox.started names the session and its container", st)
+
+
+def check_warm(sock):
+    c = Client(sock)
+    # The pool (warm_pool: 1) gets time to start, and to refill.
+    for _ in range(3):
+        time.sleep(3)
+        opened(c, code="1")
+    st = [e["fields"] for e in events() if e["event"] == "sandbox.started"]
+    expect(len(st) == 3 and all(f["warm"] for f in st),
+           "each new session claims a warm sandbox", st)
+
+
+# --- breakout attempts -------------------------------------------------------
+
+BREAKOUT = r'''
+import ctypes, os, signal, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(name, fn):
+    try:
+        r = fn()
+        print("%s=succeeded:%r" % (name, r))
+    except Exception as e:
+        print("%s=failed:%s" % (name, type(e).__name__))
+def c_call(f, *a):
+    if f(*a) != 0:
+        raise OSError(ctypes.get_errno(), "")
+    return 0
+def read(p):
+    with open(p, "rb") as f:
+        return f.read(64)
+def write(p):
+    with open(p, "w") as f:
+        f.write("x")
+attempt("host_file", lambda: read(HOST_FILE))
+attempt("sa_token", lambda: read("/var/run/secrets/kubernetes.io/serviceaccount/token"))
+attempt("run_secrets", lambda: os.listdir("/run/secrets"))
+for d in ("/", "/usr", "/etc", "/bin", "/run", "/var", "/proc/sys/kernel/hostname"):
+    attempt("write_" + d, lambda: write(d if d.startswith("/proc") else d + "/.probe"))
+attempt("mount", lambda: c_call(libc.mount, b"none", b"/tmp", b"tmpfs", 0, None))
+attempt("chroot", lambda: os.chroot("/tmp"))
+attempt("unshare_user", lambda: c_call(libc.unshare, 0x10000000))
+attempt("raw_socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+attempt("packet_socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0))
+attempt("signal_host_pid", lambda: os.kill(HOST_PID, signal.SIGKILL))
+attempt("ptrace_host_pid", lambda: c_call(libc.ptrace, 16, HOST_PID, None, None))
+attempt("setuid_root", lambda: os.setuid(0))
+attempt("setresuid_root", lambda: os.setresuid(0, 0, 0))
+attempt("setgid_root", lambda: os.setgid(0))
+print("uid=%d,%d" % (os.getuid(), os.geteuid()))
+print("env=" + ",".join(sorted(os.environ)))
+print("agent_env=" + ",".join(sorted(k.split("=")[0] for k in open("/proc/1/environ").read().split("\0") if k)))
+'''
+
+MEMORY = r'''
+try:
+    a = bytearray(768 * 1024 * 1024)
+    a[::4096] = b"x" * (len(a) // 4096)
+    print("allocated")
+except MemoryError:
+    print("MemoryError")
+'''
+
+PIDS = r'''python3 -c "
+import os, sys, time
+for n in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        print(\"forked\", n)
+        sys.exit(1)
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+print(\"forked\", 200)"'''
+
+
+def check_breakout(sock, host_file, host_pid, addr, tport, uport):
+    host_pid = int(host_pid)
+    with open(host_file, "rb") as f:
+        host_before = f.read()
+    c = Client(sock)
+    bystander, _ = opened(c, code="kept = 'bystander'")
+    sid, _ = opened(c, code="pass")
+    code = BREAKOUT.replace("HOST_FILE", repr(host_file)).replace(
+        "HOST_PID", str(host_pid))
+    r = c.call("run_python", code=code, session_id=sid)
+    lines = dict(line.split("=", 1) for line in out(r).splitlines())
+    expect(len(lines) > 20 and not sc(r).get("state_lost"),
+           "the probe ran", r)
+    for k, v in lines.items():
+        if k in ("uid", "env", "agent_env", "run_secrets"):
+            continue
+        expect(v.startswith("failed:"), "%s did not fail: %s" % (k, v), r)
+    expect(lines.get("uid") == "65534,65534", "uid inside", r)
+    allowed = {"HOME", "LANG", "PATH", "TMPDIR"}
+    for k in ("env", "agent_env"):
+        expect(set(lines[k].split(",")) <= allowed,
+               "environment inside: " + lines[k], r)
+    expect(lines["run_secrets"] in ("succeeded:[]",) or
+           lines["run_secrets"].startswith("failed:"),
+           "no credential in a session", r)
+    r = c.call("read_file", path="../" * 8 + host_file.lstrip("/"),
+               session_id=sid)
+    expect(r.get("isError"), "read_file of a host path", r)
+    # Network: only lo; TCP and DNS to this machine's own addresses fail.
+    with open(os.path.join(HERE, "probe.py")) as f:
+        probe = f.read()
+    r = ok(c.call("run_shell", session_id=sid, command="python3 - net %s %s "
+                  "%s <<'PROBE'\n%sPROBE" % (addr, tport, uport, probe)),
+           "net probe")
+    net = dict(line.split("=", 1) for line in out(r).splitlines())
+    expect(net.get("interfaces") == "lo", "interfaces", r)
+    for k in ("tcp_loopback", "tcp_host", "dns_loopback", "dns_host",
+              "resolve"):
+        expect(net.get(k, "").startswith("failed:"), k + " did not fail", r)
+    # Exhaustion, bounded: a fixed allocation over the memory limit, a
+    # fork loop of at most 200 over the pids limit.
+    r = c.call("run_python", code=MEMORY, session_id=sid)
+    expect(r.get("isError") or out(r) == "MemoryError\n",
+           "768 MiB under a 256 MiB limit", r)
+    victim = sid if not r.get("isError") or "ended" not in text(r) else None
+    if victim is None:
+        victim, _ = opened(c, code="pass")
+    r = c.call("run_shell", command=PIDS, session_id=victim)
+    n = int(out(r).split()[-1]) if out(r).startswith("forked") else -1
+    expect(0 <= n <= 32, "forked %d under a limit of 32" % n, r)
+    # The host and the other session are unaffected.
+    os.kill(host_pid, 0)
+    with open(host_file, "rb") as f:
+        expect(f.read() == host_before, "the host file changed")
+    r = ok(c.call("run_python", code="kept", session_id=bystander),
+           "bystander")
+    expect(out(r) == "'bystander'\n", "the other session's state", r)
+    # Last: kill everything it can see; that is its own session only.
+    r = c.call("run_shell", command="kill -9 -1; sleep 1", session_id=victim)
+    os.kill(host_pid, 0)
+    r = ok(c.call("run_python", code="kept", session_id=bystander),
+           "bystander after kill -1")
+
+
+def main():
+    name, sock, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    try:
+        globals()["check_" + name](sock, *args)
+    except Fail as e:
+        print("FAIL %s: %s" % (name, e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,451 @@
+/*
+ * Session sandboxes, the launcher's half.  Each is a long-lived runsc
+ * sandbox whose one process is the session agent (session-agent.py,
+ * bound read-only), spoken to over a socketpair that is its stdin and
+ * stdout.  A warm pool of started sandboxes waits for new sessions, so
+ * that opening one is a claim rather than a cold start; the pool is
+ * refilled in the background.  The agent is trusted no further than
+ * the code it runs: what it sends is checked for shape, and anything
+ * unexpected ends its sandbox.  Limits, bundle and cleanup are those of
+ * a one-shot sandbox.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "frame.h"
+#include "launcher.h"
+#include "log.h"
+
+#define START_MS	30000	/* the agent says ready, or the sandbox goes */
+#define GRACE_MS	10000	/* past the call timeout, the agent's own */
+#define KILL_MS		10000	/* after a kill, before runsc is killed */
+
+struct sess {
+	TAILQ_ENTRY(sess)	 entry;
+	uint64_t		 key;		/* 0: waiting in the pool */
+	char			 cid[CONTAINER_ID_LEN];
+	char			 dir[PATH_MAX];
+	pid_t			 runsc;
+	struct channel		 agent;
+	int			 ready;
+	int			 busy;		/* a request is with the agent */
+	const char		*ending;	/* why it is being ended */
+	int64_t			 claimed;
+	uint64_t		 timer;
+};
+
+static const struct as_config	*conf;
+static const char		*rootfs;
+static int			 agent_ok;
+static TAILQ_HEAD(, sess)	 sesss = TAILQ_HEAD_INITIALIZER(sesss);
+
+static void	sess_end(struct sess *, const char *);
+
+static struct sess *
+sess_find(uint64_t key)
+{
+	struct sess *s;
+
+	TAILQ_FOREACH(s, &sesss, entry)
+		if (s->key == key && s->ending == NULL)
+			return s;
+	return NULL;
+}
+
+static void
+timer_set(struct sess *s, long ms, ev_timer_cb cb)
+{
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = ms > 0 ? ev_timer(ms, cb, s) : 0;
+}
+
+static void
+sess_overdue(void *arg)
+{
+	struct sess *s = arg;
+
+	s->timer = 0;
+	sess_end(s, s->ready ? "the session agent did not answer in time" :
+	    "the session sandbox did not start in time");
+}
+
+static void
+sess_kill_over(void *arg)
+{
+	struct sess *s = arg;
+
+	s->timer = 0;
+	log_warnx("session %s: runsc outlived its kill", s->cid);
+	kill(s->runsc, SIGKILL);
+}
+
+static void
+agent_close(struct sess *s)
+{
+	if (s->agent.fd == -1)
+		return;
+	ev_del(s->agent.fd);
+	close(s->agent.fd);
+	channel_clear(&s->agent);
+	s->agent.fd = -1;
+}
+
+/* Kills the sandbox; the reaper cleans up and tells the engine why. */
+static void
+sess_end(struct sess *s, const char *why)
+{
+	if (s->ending != NULL)
+		return;
+	s->ending = why;
+	log_debug("session %s: ending (%s)", s->cid, why);
+	agent_close(s);
+	timer_set(s, KILL_MS, sess_kill_over);
+	cgroup_kill(s->cid);
+}
+
+static void
+ready_send(struct sess *s, int warm)
+{
+	engine_send(LMSG_SESSION_READY, s->key, json_pack("{s:s, s:b, s:I}",
+	    "container", s->cid, "warm", warm, "start_ms",
+	    (json_int_t)(ev_now_ms() - s->claimed)));
+}
+
+static int
+agent_frame(struct sess *s, struct msg *m)
+{
+	json_t *j;
+
+	if (m->fd != -1)
+		return -1;
+	if (m->hdr.type == AGENT_READY && !s->ready) {
+		s->ready = 1;
+		timer_set(s, 0, NULL);
+		if (s->key != 0)
+			ready_send(s, 0);
+		return 0;
+	}
+	if (m->hdr.type != AGENT_REPLY || !s->busy ||
+	    (j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+		return -1;
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return -1;
+	}
+	s->busy = 0;
+	timer_set(s, 0, NULL);
+	engine_send(LMSG_SESSION_REPLY, s->key, j);
+	return 0;
+}
+
+static void
+agent_event(int fd, short revents, void *arg)
+{
+	struct sess *s = arg;
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	if ((revents & POLLOUT) && channel_flush(&s->agent) == -1) {
+		sess_end(s, "the session agent stopped reading");
+		return;
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&s->agent);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			sess_end(s, n == 0 ? "the session agent exited" :
+			    "the session agent broke the protocol");
+			return;
+		}
+		while ((r = channel_get(&s->agent, &m)) == 1)
+			if (agent_frame(s, &m) == -1) {
+				if (m.fd != -1)
+					close(m.fd);
+				sess_end(s, "the session agent broke the "
+				    "protocol");
+				return;
+			}
+		if (r == -1) {
+			sess_end(s, "the session agent broke the protocol");
+			return;
+		}
+	}
+	ev_set(fd, POLLIN | (channel_pending(&s->agent) ? POLLOUT : 0));
+}
+
+static json_t *
+agent_request(void)
+{
+	char out[32], timeout[32];
+
+	snprintf(out, sizeof(out), "%ld", conf->runnerd.output_max);
+	snprintf(timeout, sizeof(timeout), "%ld", conf->runnerd.timeout);
+	return json_pack("{s:[s, s, s, s], s:b}", "argv", "/usr/bin/python3",
+	    AGENT_MOUNT, out, timeout, "session", 1);
+}
+
+/* Removes what the sandbox made, once runsc is gone. */
+static void
+sess_free(struct sess *s)
+{
+	timer_set(s, 0, NULL);
+	agent_close(s);
+	(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid, NULL);
+	cgroup_remove(s->cid);
+	if (s->dir[0] != '\0' && rm_tree(s->dir) == -1)
+		log_warn("session %s: remove %s", s->cid, s->dir);
+	TAILQ_REMOVE(&sesss, s, entry);
+	free(s);
+}
+
+static int
+sess_spawn(struct sess *s)
+{
+	json_t *req;
+	int sp[2], null;
+
+	if ((req = agent_request()) == NULL)
+		return -1;
+	if (cgroup_create(conf, s->cid) == -1 ||
+	    bundle_create(conf, s->dir, s->cid, rootfs, req, -1) == -1) {
+		json_decref(req);
+		return -1;
+	}
+	json_decref(req);
+	/* What the agent writes to stderr is nobody's business. */
+	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+		close(null);
+		return -1;
+	}
+	if ((s->runsc = fork()) == -1) {
+		close(null);
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	}
+	if (s->runsc == 0)
+		runsc_exec(conf, s->dir, s->cid, sp[1], sp[1], null, -1);
+	close(null);
+	close(sp[1]);
+	channel_init(&s->agent, sp[0]);
+	if (ev_add(sp[0], POLLIN, agent_event, s) == -1)
+		fatal("launcher: ev_add");
+	timer_set(s, START_MS, sess_overdue);
+	return 0;
+}
+
+/* A new session sandbox, for key (0: the pool); NULL and why. */
+static struct sess *
+sess_start(uint64_t key, char *why, size_t whylen)
+{
+	struct sess *s;
+	uint64_t rnd;
+
+	if (!agent_ok) {
+		snprintf(why, whylen, "no session agent (runnerd.session_agent)");
+		return NULL;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		free(s);
+		snprintf(why, whylen, "%s", strerror(errno));
+		return NULL;
+	}
+	s->key = key;
+	s->runsc = -1;
+	s->agent.fd = -1;
+	s->claimed = ev_now_ms();
+	container_id(rnd, s->cid);
+	TAILQ_INSERT_TAIL(&sesss, s, entry);
+	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
+	    conf->runnerd.state_dir, s->cid) == -1 || sess_spawn(s) == -1) {
+		snprintf(why, whylen, "cannot start a sandbox: %s",
+		    strerror(errno));
+		sess_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static size_t
+pool_size(void)
+{
+	struct sess *s;
+	size_t n = 0;
+
+	TAILQ_FOREACH(s, &sesss, entry)
+		if (s->key == 0 && s->ending == NULL)
+			n++;
+	return n;
+}
+
+static void
+pool_refill(void)
+{
+	char why[256];
+
+	while (pool_size() < (size_t)conf->runnerd.warm_pool)
+		if (sess_start(0, why, sizeof(why)) == NULL) {
+			log_warnx("warm pool: %s", why);
+			return;
+		}
+}
+
+/* A ready sandbox of the pool if there is one, else one starting. */
+static struct sess *
+pool_claim(void)
+{
+	struct sess *s, *starting = NULL;
+
+	TAILQ_FOREACH(s, &sesss, entry) {
+		if (s->key != 0 || s->ending != NULL)
+			continue;
+		if (s->ready)
+			return s;
+		if (starting == NULL)
+			starting = s;
+	}
+	return starting;
+}
+
+static void
+ended_send(uint64_t key, const char *why)
+{
+	engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s}", "reason", why));
+}
+
+static void
+session_open(uint64_t key)
+{
+	struct sess *s;
+	char why[256];
+
+	if (key == 0 || sess_find(key) != NULL) {
+		ended_send(key, "session key in use");
+		return;
+	}
+	if ((s = pool_claim()) != NULL) {
+		s->key = key;
+		s->claimed = ev_now_ms();
+		if (s->ready)
+			ready_send(s, 1);
+	} else if (sess_start(key, why, sizeof(why)) == NULL)
+		ended_send(key, why);
+	pool_refill();
+}
+
+static void
+session_call(uint64_t key, const uint8_t *data, size_t len)
+{
+	struct sess *s;
+
+	if ((s = sess_find(key)) == NULL || !s->ready || s->busy) {
+		engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
+		    "error", "the session is not ready for a call"));
+		return;
+	}
+	if (channel_compose(&s->agent, AGENT_REQUEST, 0, 0, -1, data, len) ==
+	    -1) {
+		sess_end(s, "cannot send to the session agent");
+		return;
+	}
+	s->busy = 1;
+	timer_set(s, conf->runnerd.timeout * 1000 + GRACE_MS, sess_overdue);
+	ev_set(s->agent.fd, POLLIN | POLLOUT);
+}
+
+void
+sessbox_message(uint32_t type, uint64_t key, const uint8_t *data, size_t len)
+{
+	struct sess *s;
+
+	switch (type) {
+	case LMSG_SESSION_OPEN:
+		session_open(key);
+		break;
+	case LMSG_SESSION_CALL:
+		session_call(key, data, len);
+		break;
+	case LMSG_SESSION_CANCEL:
+		if ((s = sess_find(key)) != NULL && s->busy &&
+		    channel_compose(&s->agent, AGENT_CANCEL, 0, 0, -1, NULL,
+		    0) == 0)
+			ev_set(s->agent.fd, POLLIN | POLLOUT);
+		break;
+	case LMSG_SESSION_CLOSE:
+		if ((s = sess_find(key)) != NULL)
+			sess_end(s, "closed");
+		else
+			ended_send(key, "closed");
+		break;
+	}
+}
+
+/* A child exited: if it was the runsc of a session, clean up after it. */
+void
+sessbox_reaped(pid_t pid, int status)
+{
+	struct sess *s;
+
+	TAILQ_FOREACH(s, &sesss, entry)
+		if (s->runsc == pid)
+			break;
+	if (s == NULL)
+		return;
+	s->runsc = -1;
+	if (s->ending == NULL && cgroup_hit_memory_limit(s->cid))
+		s->ending = "the session sandbox reached its memory limit";
+	if (s->ending == NULL)
+		log_warnx("session %s: runsc exited (status %d)", s->cid,
+		    status);
+	if (s->key != 0)
+		ended_send(s->key, s->ending != NULL ? s->ending :
+		    "the session sandbox exited");
+	sess_free(s);
+}
+
+void
+sessbox_init(const struct as_config *c, const char *root)
+{
+	struct stat st;
+
+	conf = c;
+	rootfs = root;
+	agent_ok = stat(conf->runnerd.session_agent, &st) == 0 &&
+	    S_ISREG(st.st_mode);
+	if (!agent_ok)
+		log_warnx("no session agent at %s: session tools will fail",
+		    conf->runnerd.session_agent);
+	pool_refill();
+}
+
+void
+sessbox_shutdown(void)
+{
+	struct sess *s;
+
+	while ((s = TAILQ_FIRST(&sesss)) != NULL) {
+		cgroup_kill(s->cid);
+		if (s->runsc > 0) {
+			kill(s->runsc, SIGKILL);
+			(void)waitpid(s->runsc, NULL, 0);
+		}
+		sess_free(s);
+	}
+}

@@ -1,0 +1,528 @@
+/*
+ * Code-execution sessions, the engine's half: the table of open
+ * sessions and who owns each (the runner.sock connection that opened
+ * it: one per mcpd), the caps, reaping after an idle time and a
+ * lifetime, and the translation of a session tool's call into the
+ * agent's request and of its reply into the MCP result.  The sandbox
+ * side is the backend's (sessbox.c for gvisor).  A session has no
+ * network and no credential: brokerd is never asked.  One call at a
+ * time per session.
+ */
+#include <sys/queue.h>
+#include <sys/random.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "event.h"
+#include "log.h"
+#include "runnerd.h"
+
+#define SESSION_PREFIX	"ses-"
+#define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
+#define REAP_MS		1000
+#define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
+
+struct session {
+	TAILQ_ENTRY(session)	 entry;
+	uint64_t		 key;
+	char			 id[SESSION_ID_LEN];
+	uint32_t		 conn;		/* 0 once its client is gone */
+	uint64_t		 origin;	/* the call that opened it */
+	int			 ready;
+	struct call		*call;		/* the one in flight */
+	const char		*ending;	/* closing, and why */
+	int64_t			 opened, used;
+};
+
+static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static uint64_t			 reap_timer;
+
+static const char *const session_tools[] = {
+	"run_python", "run_shell", "write_file", "read_file", "reset",
+	"close_session", NULL
+};
+
+/*
+ * Whether a call goes to a session.  With sessions off (sessions_max 0)
+ * run_shell without a session runs one-shot, as it did before them.
+ */
+int
+session_tool(const char *tool, json_t *args)
+{
+	size_t i;
+
+	if (strcmp(tool, "run_shell") == 0)
+		return runnerd_conf.runnerd.sessions_max > 0 ||
+		    json_object_get(args, "session_id") != NULL;
+	for (i = 0; session_tools[i] != NULL; i++)
+		if (strcmp(session_tools[i], tool) == 0)
+			return 1;
+	return 0;
+}
+
+static struct session *
+session_by_id(const char *id)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static struct session *
+session_by_key(uint64_t key)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->key == key)
+			return s;
+	return NULL;
+}
+
+static size_t
+session_count(uint32_t conn)
+{
+	struct session *s;
+	size_t n = 0;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (conn == 0 || s->conn == conn)
+			n++;
+	return n;
+}
+
+/* Asks the backend to end s; SBX_SESSION_ENDED finishes the job. */
+static void
+session_end(struct session *s, const char *why)
+{
+	if (s->ending != NULL)
+		return;
+	s->ending = why;
+	runnerd_backend->session_close(s->key);
+}
+
+static void
+reap(void *arg)
+{
+	struct session *s;
+	int64_t now = ev_now_ms();
+
+	(void)arg;
+	reap_timer = 0;
+	TAILQ_FOREACH(s, &sessions, entry) {
+		if (!s->ready || s->ending != NULL)
+			continue;
+		if (now - s->opened >= runnerd_conf.runnerd.session_lifetime *
+		    1000)
+			session_end(s, "its lifetime is over");
+		else if (s->call == NULL && now - s->used >=
+		    runnerd_conf.runnerd.session_idle * 1000)
+			session_end(s, "it was idle too long");
+	}
+	if (!TAILQ_EMPTY(&sessions))
+		reap_timer = ev_timer(REAP_MS, reap, NULL);
+}
+
+static struct session *
+session_new(struct call *k)
+{
+	struct session *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		fatal("session");
+	do {
+		if (getrandom(&s->key, sizeof(s->key), 0) != sizeof(s->key))
+			fatal("getrandom");
+	} while (s->key == 0 || session_by_key(s->key) != NULL);
+	snprintf(s->id, sizeof(s->id), SESSION_PREFIX "%016" PRIx64, s->key);
+	s->conn = k->conn;
+	s->origin = k->id;
+	s->call = k;
+	s->opened = s->used = ev_now_ms();
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	if (reap_timer == 0)
+		reap_timer = ev_timer(REAP_MS, reap, NULL);
+	return s;
+}
+
+static void
+session_free(struct session *s)
+{
+	TAILQ_REMOVE(&sessions, s, entry);
+	free(s);
+}
+
+/* A path the agent may resolve below /work: relative, never climbing. */
+static int
+path_ok(const char *p)
+{
+	const char *c;
+	size_t n;
+
+	if (p == NULL || *p == '\0' || *p == '/')
+		return 0;
+	for (c = p; *c != '\0'; c += n + (c[n] == '/')) {
+		n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* The agent's request for a call (session-agent.py's OPS). */
+static json_t *
+agent_request(struct call *k)
+{
+	json_t *a = k->args;
+
+	if (strcmp(k->tool, "run_python") == 0)
+		return json_pack("{s:s, s:O}", "op", "python", "code",
+		    json_object_get(a, "code"));
+	if (strcmp(k->tool, "run_shell") == 0)
+		return json_pack("{s:s, s:O}", "op", "shell", "command",
+		    json_object_get(a, "command"));
+	if (strcmp(k->tool, "write_file") == 0)
+		return json_pack("{s:s, s:O, s:O}", "op", "write", "path",
+		    json_object_get(a, "path"), "content",
+		    json_object_get(a, "content"));
+	if (strcmp(k->tool, "read_file") == 0)
+		return json_pack("{s:s, s:O}", "op", "read", "path",
+		    json_object_get(a, "path"));
+	return json_pack("{s:s}", "op", "reset");
+}
+
+/* Sends the session's call on to its agent. */
+static void
+session_send(struct session *s)
+{
+	struct call *k = s->call;
+	json_t *req;
+	int r;
+
+	s->used = ev_now_ms();
+	req = agent_request(k);
+	r = req != NULL ? runnerd_backend->session_call(s->key, req) : -1;
+	json_decref(req);
+	if (r == -1) {
+		s->call = NULL;
+		call_refuse(k, "tool.failed", "cannot reach the session");
+	}
+}
+
+void
+session_call(struct call *k)
+{
+	struct session *s;
+	const char *id, *path;
+	char why[256];
+
+	id = json_string_value(json_object_get(k->args, "session_id"));
+	path = json_string_value(json_object_get(k->args, "path"));
+	if (runnerd_conf.runnerd.sessions_max == 0) {
+		call_refuse(k, "tool.failed", "sessions are disabled here "
+		    "(runnerd.sessions_max is 0)");
+		return;
+	}
+	if (runnerd_backend->session_open == NULL) {
+		call_refuse(k, "tool.failed", "the sandbox backend has no "
+		    "sessions");
+		return;
+	}
+	if (json_object_get(k->args, "path") != NULL && !path_ok(path)) {
+		call_refuse(k, "tool.failed", "the path must be relative to "
+		    "the session workspace, without \"..\"");
+		return;
+	}
+	if (id == NULL) {
+		if ((long)session_count(k->conn) >=
+		    runnerd_conf.runnerd.sessions_per_client)
+			snprintf(why, sizeof(why), "this client has %ld open "
+			    "sessions, the most it may have: close one",
+			    runnerd_conf.runnerd.sessions_per_client);
+		else if ((long)session_count(0) >=
+		    runnerd_conf.runnerd.sessions_max)
+			snprintf(why, sizeof(why), "%ld sessions are open, the "
+			    "most there may be: try again later",
+			    runnerd_conf.runnerd.sessions_max);
+		else {
+			s = session_new(k);
+			if (runnerd_backend->session_open(s->key) == -1) {
+				session_free(s);
+				call_refuse(k, "tool.failed",
+				    "cannot start a session");
+			}
+			return;
+		}
+		call_refuse(k, "tool.failed", why);
+		return;
+	}
+	if ((s = session_by_id(id)) == NULL)
+		snprintf(why, sizeof(why), "no session %s: it was closed, "
+		    "reaped or never opened", id);
+	else if (s->conn != k->conn)
+		snprintf(why, sizeof(why), "session %s belongs to another "
+		    "client", id);
+	else if (s->ending != NULL)
+		snprintf(why, sizeof(why), "session %s is closing", id);
+	else if (s->call != NULL || !s->ready)
+		snprintf(why, sizeof(why), "session %s is busy with another "
+		    "call", id);
+	else {
+		s->call = k;
+		if (strcmp(k->tool, "close_session") == 0)
+			session_end(s, "closed by its client");
+		else
+			session_send(s);
+		return;
+	}
+	call_refuse(k, "tool.failed", why);
+}
+
+void
+session_cancel(struct call *k)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->call == k && s->ready && s->ending == NULL)
+			runnerd_backend->session_cancel(s->key);
+}
+
+/* mcpd is gone: its sessions end, and nobody can claim them. */
+void
+session_conn_closed(uint32_t conn)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->conn == conn) {
+			s->conn = 0;
+			session_end(s, "its client went away");
+		}
+}
+
+/* Copies reply[key] into sc when it has the type the schema says. */
+static void
+field(json_t *sc, json_t *reply, const char *key, json_type type)
+{
+	json_t *v = json_object_get(reply, key);
+
+	if (v != NULL && json_typeof(v) == type)
+		json_object_set(sc, key, v);
+}
+
+/* The first AUDIT_OUTPUT bytes of a string, cut between characters. */
+static json_t *
+capped(json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n;
+
+	if (s == NULL)
+		return json_string("");
+	n = strnlen(s, AUDIT_OUTPUT);
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return json_stringn(s, n);
+}
+
+#define LOST	"; the Python state (variables, imports) is lost, the next " \
+		"call starts afresh"
+
+/* The MCP result of a run_python or run_shell, and its audit fields. */
+static json_t *
+run_result(json_t *reply, json_t *sc, json_t *audit)
+{
+	char note[256], *text;
+	json_t *res;
+	int code, lost;
+
+	field(sc, reply, "exit_code", JSON_INTEGER);
+	field(sc, reply, "stdout", JSON_STRING);
+	field(sc, reply, "stderr", JSON_STRING);
+	if (json_object_get(sc, "exit_code") == NULL)
+		json_object_set_new(sc, "exit_code", json_integer(-1));
+	code = json_integer_value(json_object_get(sc, "exit_code"));
+	json_object_set_new(sc, "truncated", json_boolean(
+	    json_is_true(json_object_get(reply, "stdout_truncated")) ||
+	    json_is_true(json_object_get(reply, "stderr_truncated"))));
+	json_object_set_new(sc, "timed_out", json_boolean(json_is_true(
+	    json_object_get(reply, "timed_out"))));
+	lost = json_is_true(json_object_get(reply, "state_lost"));
+	if (json_object_get(reply, "state_lost") != NULL)
+		json_object_set_new(sc, "state_lost", json_boolean(lost));
+	if (json_is_true(json_object_get(sc, "timed_out")))
+		snprintf(note, sizeof(note), "killed: the call ran past its "
+		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,
+		    lost ? LOST : "");
+	else if (json_is_true(json_object_get(reply, "cancelled")))
+		snprintf(note, sizeof(note), "killed: cancelled%s",
+		    lost ? LOST : "");
+	else if (lost)
+		snprintf(note, sizeof(note), "the Python worker ended%s", LOST);
+	else
+		note[0] = '\0';
+	text = run_text(json_string_value(json_object_get(sc, "stdout")),
+	    json_string_value(json_object_get(sc, "stderr")),
+	    note[0] != '\0' ? note : NULL);
+	res = text_result(code != 0 || note[0] != '\0', text != NULL ? text :
+	    "", json_incref(sc));
+	free(text);
+	json_object_set_new(audit, "exit_code", json_integer(code));
+	json_object_set_new(audit, "stdout", capped(json_object_get(sc,
+	    "stdout")));
+	json_object_set_new(audit, "stderr", capped(json_object_get(sc,
+	    "stderr")));
+	json_object_set(audit, "truncated", json_object_get(sc, "truncated"));
+	json_object_set(audit, "timed_out", json_object_get(sc, "timed_out"));
+	return res;
+}
+
+/* The MCP result of the agent's reply to s's call. */
+static json_t *
+reply_result(struct session *s, json_t *reply, json_t *audit)
+{
+	struct call *k = s->call;
+	const char *err;
+	char text[512];
+	json_t *sc, *res;
+
+	err = json_string_value(json_object_get(reply, "error"));
+	if (err != NULL) {
+		snprintf(text, sizeof(text), "%s: %s", k->tool, err);
+		json_object_set_new(audit, "error", json_string(text));
+		return text_result(1, text, NULL);
+	}
+	sc = json_pack("{s:s}", "session_id", s->id);
+	if (strcmp(k->tool, "run_python") == 0 ||
+	    strcmp(k->tool, "run_shell") == 0)
+		res = run_result(reply, sc, audit);
+	else if (strcmp(k->tool, "write_file") == 0 ||
+	    strcmp(k->tool, "read_file") == 0) {
+		json_object_set(sc, "path", json_object_get(k->args, "path"));
+		field(sc, reply, "bytes", JSON_INTEGER);
+		field(sc, reply, "content", JSON_STRING);
+		if (json_object_get(sc, "bytes") == NULL)
+			json_object_set_new(sc, "bytes", json_integer(0));
+		if (strcmp(k->tool, "read_file") == 0) {
+			if (json_object_get(sc, "content") == NULL)
+				json_object_set_new(sc, "content",
+				    json_string(""));
+			json_object_set_new(sc, "truncated", json_boolean(
+			    json_is_true(json_object_get(reply,
+			    "truncated"))));
+			res = text_result(0, json_string_value(
+			    json_object_get(sc, "content")), json_incref(sc));
+		} else {
+			snprintf(text, sizeof(text), "wrote %" JSON_INTEGER_FORMAT
+			    " bytes", json_integer_value(json_object_get(sc,
+			    "bytes")));
+			res = text_result(0, text, json_incref(sc));
+		}
+		json_object_set(audit, "bytes", json_object_get(sc, "bytes"));
+	} else {
+		json_object_set_new(sc, "reset", json_true());
+		res = text_result(0, "the Python state is cleared",
+		    json_incref(sc));
+	}
+	json_decref(sc);
+	return res;
+}
+
+static json_t *
+audit_fields(struct session *s)
+{
+	return json_pack("{s:s, s:s}", "tool", s->call->tool, "session_id",
+	    s->id);
+}
+
+static void
+session_ready(struct session *s, json_t *j)
+{
+	if (s->ready || s->call == NULL)
+		return;
+	s->ready = 1;
+	if (audit_emit("sandbox.started", s->origin, json_pack("{s:s, s:s,"
+	    " s:s, s:O*, s:O*, s:O*}", "tool", s->call->tool, "backend",
+	    runnerd_backend->name, "session_id", s->id, "container",
+	    json_object_get(j, "container"), "warm", json_object_get(j,
+	    "warm"), "start_ms", json_object_get(j, "start_ms"))) == -1) {
+		session_end(s, "audit log unavailable");
+		return;
+	}
+	log_info("session %s opened in %s (%s)", s->id,
+	    json_string_value(json_object_get(j, "container")),
+	    json_is_true(json_object_get(j, "warm")) ? "warm" : "cold");
+	session_send(s);
+}
+
+static void
+session_ended(struct session *s, json_t *j)
+{
+	struct call *k = s->call;
+	const char *why;
+	char text[512];
+	json_t *audit;
+
+	why = s->ending != NULL ? s->ending :
+	    json_string_value(json_object_get(j, "reason"));
+	if (why == NULL)
+		why = "the session sandbox ended";
+	if (audit_emit("sandbox.completed", k != NULL ? k->id : s->origin,
+	    json_pack("{s:s, s:s, s:s}", "status", "ended", "session_id",
+	    s->id, "reason", why)) == -1)
+		log_warnx("session %s: end not recorded", s->id);
+	log_info("session %s ended: %s", s->id, why);
+	if (k != NULL) {
+		audit = audit_fields(s);
+		s->call = NULL;
+		if (strcmp(k->tool, "close_session") == 0 && s->ending != NULL &&
+		    strcmp(s->ending, "closed by its client") == 0)
+			call_finish(k, text_result(0, "the session is closed",
+			    json_pack("{s:s, s:b}", "session_id", s->id,
+			    "closed", 1)), audit);
+		else {
+			snprintf(text, sizeof(text), "session %s ended: %s",
+			    s->id, why);
+			json_object_set_new(audit, "error", json_string(text));
+			call_finish(k, text_result(1, text, NULL), audit);
+		}
+	}
+	session_free(s);
+}
+
+void
+session_event(enum sbx_session_event ev, uint64_t key, json_t *j)
+{
+	struct session *s;
+	struct call *k;
+	json_t *audit, *res;
+
+	if ((s = session_by_key(key)) == NULL)
+		return;		/* ended already */
+	switch (ev) {
+	case SBX_SESSION_READY:
+		session_ready(s, j);
+		break;
+	case SBX_SESSION_REPLY:
+		if ((k = s->call) == NULL || !s->ready)
+			break;
+		audit = audit_fields(s);
+		res = reply_result(s, j, audit);
+		s->call = NULL;
+		s->used = ev_now_ms();
+		call_finish(k, res, audit);
+		break;
+	case SBX_SESSION_ENDED:
+		session_ended(s, j);
+		break;
+	}
+}
