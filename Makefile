@@ -53,7 +53,10 @@ endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 
 # Unit tests: regress/<area>/t_*.c, each linked with common/ and with the
-# area's daemon objects except its main (<area>/<area>.c).
+# area's daemon objects except its main (<area>/<area>.c).  regress/k8s
+# tests runnerd's kubernetes backend.
+AREA_DAEMON_k8s := runnerd
+area_daemon = $(or $(AREA_DAEMON_$(1)),$(1))
 TEST_SRCS := $(wildcard regress/*/t_*.c)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
 ATF_LIBS  := $(shell pkg-config --libs atf-c)
@@ -63,7 +66,7 @@ $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS))
 	@echo "  LD      $$@"
 	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
 endef
-$(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(word 2,$(subst /, ,$(t))))))
+$(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(call area_daemon,$(word 2,$(subst /, ,$(t)))))))
 
 # Test tools (regress/lib/*.c, regress/*/bench_*.c): clients the shell
 # tests and benchmarks drive daemons with.

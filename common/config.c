@@ -312,6 +312,16 @@ static const struct yfield auditd_fields[] = {
 	{ NULL }
 };
 
+static const struct yfield kube_fields[] = {
+	{ "kubeconfig", STR(struct kube_conf, kubeconfig) },
+	{ "namespace", STR(struct kube_conf, namespace) },
+	{ "runtime_class", STR(struct kube_conf, runtime_class) },
+	{ "image", STR(struct kube_conf, image) },
+	{ "ttl_after_finished", NUM(YF_SECONDS, struct kube_conf, ttl_after_finished, 0, 7 * 86400) },
+	{ "pvc", STR(struct kube_conf, pvc) },
+	{ NULL }
+};
+
 #define SECTION(m, t)	.type = YF_MAP, .off = offsetof(struct as_config, m), .sub = t
 
 static const struct yfield top_fields[] = {
@@ -319,6 +329,7 @@ static const struct yfield top_fields[] = {
 	{ "seccomp", STR(struct as_config, seccomp), .choices = seccomp_modes },
 	{ "mcpd", SECTION(mcpd, mcpd_fields) },
 	{ "runnerd", SECTION(runnerd, runnerd_fields) },
+	{ "kubernetes", SECTION(kubernetes, kube_fields) },
 	{ "approvald", SECTION(approvald, approvald_fields) },
 	{ "brokerd", SECTION(brokerd, brokerd_fields) },
 	{ "auditd", SECTION(auditd, auditd_fields) },
@@ -362,6 +373,15 @@ config_defaults(struct as_config *c)
 	strlcpy(c->approvald.database,
 	    "/var/lib/agent-sandbox/approvals.db",
 	    sizeof(c->approvald.database));
+	strlcpy(c->kubernetes.kubeconfig, "/etc/agent-sandbox/kubeconfig",
+	    sizeof(c->kubernetes.kubeconfig));
+	strlcpy(c->kubernetes.namespace, "agent-sandbox",
+	    sizeof(c->kubernetes.namespace));
+	strlcpy(c->kubernetes.runtime_class, "gvisor",
+	    sizeof(c->kubernetes.runtime_class));
+	strlcpy(c->kubernetes.image, "agent-sandbox/runner:latest",
+	    sizeof(c->kubernetes.image));
+	c->kubernetes.ttl_after_finished = 300;
 	strlcpy(c->brokerd.user, "_asbroker", sizeof(c->brokerd.user));
 	strlcpy(c->brokerd.journal, "/var/lib/agent-sandbox/leases.journal",
 	    sizeof(c->brokerd.journal));
@@ -534,6 +554,12 @@ config_print(const struct as_config *c)
 	    c->runnerd.session_agent, c->runnerd.session_idle,
 	    c->runnerd.session_lifetime, c->runnerd.sessions_max,
 	    c->runnerd.sessions_per_client, c->runnerd.warm_pool);
+	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
+	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
+	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n",
+	    c->kubernetes.kubeconfig, c->kubernetes.namespace,
+	    c->kubernetes.runtime_class, c->kubernetes.image,
+	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);

@@ -52,6 +52,16 @@ struct runnerd_conf {
 	long		warm_pool;	/* session sandboxes started ahead */
 };
 
+/* runnerd's kubernetes backend (runnerd.backend: kubernetes). */
+struct kube_conf {
+	char		kubeconfig[PATH_MAX];	/* runnerd's own cluster access */
+	char		namespace[NAME_MAX_LEN];	/* where the Jobs run */
+	char		runtime_class[NAME_MAX_LEN];	/* gvisor | kata */
+	char		image[256];	/* the runner image */
+	long		ttl_after_finished;	/* seconds, should runnerd miss it */
+	char		pvc[NAME_MAX_LEN];	/* terraform's claim; "" = none */
+};
+
 struct approvald_conf {
 	char		user[NAME_MAX_LEN];
 	struct peer_acl	peers;		/* approval.sock: runnerd */
@@ -122,6 +132,7 @@ struct as_config {
 	char			seccomp[16];	/* enforce | trap */
 	struct mcpd_conf	mcpd;
 	struct runnerd_conf	runnerd;
+	struct kube_conf	kubernetes;
 	struct approvald_conf	approvald;
 	struct brokerd_conf	brokerd;
 	struct auditd_conf	auditd;

@@ -39,7 +39,8 @@ static const struct tool_def tools[] = {
 		.name = "k8s_get_pod_status",
 		.title = "Pod status",
 		.description = "List the pods of one Kubernetes namespace with "
-		    "their phase, readiness and restart count.",
+		    "their phase, ready containers (n/m), restart count and "
+		    "age.",
 		.input_schema = "{'type':'object','properties':{'namespace':"
 		    "{'type':'string','format':'dns-1123-label',"
 		    "'pattern':'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',"
@@ -50,7 +51,9 @@ static const struct tool_def tools[] = {
 		    "'namespace':{'type':'string'},'pods':{'type':'array',"
 		    "'items':{'type':'object','properties':{"
 		    "'name':{'type':'string'},'phase':{'type':'string'},"
-		    "'ready':{'type':'boolean'},'restarts':{'type':'integer'}},"
+		    "'ready':{'type':'boolean'},'restarts':{'type':'integer'},"
+		    "'ready_containers':{'type':'string'},"
+		    "'age':{'type':'string'},'age_seconds':{'type':'integer'}},"
 		    "'required':['name']}}},'required':['namespace','pods']}",
 		.hints = TOOL_READONLY | TOOL_IDEMPOTENT | TOOL_OPENWORLD,
 	},

@@ -2,8 +2,8 @@
  * The sandbox backend as the call pipeline sees it: start a command with
  * files in; get back its exit status, capped output and files out; kill
  * it.  A backend cleans up after itself, also after a kill.  gvisor
- * (runsc on this machine) is the one built today; a kubernetes backend
- * goes beside it without touching the callers.
+ * runs runsc on this machine; kubernetes runs a Job per call on a
+ * cluster (kubernetes.c).
  */
 #ifndef RUNNERD_BACKEND_H
 #define RUNNERD_BACKEND_H
@@ -64,5 +64,6 @@ struct backend {
 };
 
 extern const struct backend	gvisor_backend;
+extern const struct backend	kubernetes_backend;	/* kubernetes.c */
 
 #endif

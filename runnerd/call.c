@@ -365,6 +365,8 @@ call_start(struct conn *c, struct msg *m)
 	}
 	if (strcmp(tool, "run_shell") == 0)
 		k->kind = CALL_SHELL;
+	else if (strcmp(tool, "k8s_get_pod_status") == 0)
+		k->kind = CALL_K8S;
 	else if (tf_kind(k, why, sizeof(why)) == -1) {
 		refuse(c->id, req.id, "tool.failed", why);
 		call_free(k);
@@ -383,6 +385,8 @@ call_start(struct conn *c, struct msg *m)
 	req.egress = json_incref(json_object_get(decision, "egress"));
 	if (k->kind == CALL_SHELL)
 		req.argv = shell_argv(args);
+	else if (k->kind == CALL_K8S)
+		req.argv = k8s_argv(args);
 	else if (tf_prepare(k, &req) == -1)
 		req.argv = NULL;
 	if (req.argv == NULL || audit_emit("sandbox.started", req.id,
@@ -495,7 +499,8 @@ call_done(uint64_t id, json_t *r)
 		return;
 	}
 	revoked = lease_revoke(k) == 0;
-	res = k->kind == CALL_SHELL ? shell_result(id, r) : tf_result(k, r);
+	res = k->kind == CALL_SHELL ? shell_result(id, r) :
+	    k->kind == CALL_K8S ? k8s_result(k, r) : tf_result(k, r);
 	/* The request id finds the call's trail: auditctl show --request-id. */
 	reqid_format(id, rid);
 	sc = json_object_get(res, "structuredContent");

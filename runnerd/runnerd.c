@@ -54,10 +54,8 @@ main(int argc, char *argv[])
 	char err[256];
 
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
-	if (strcmp(runnerd_conf.runnerd.backend, "gvisor") != 0)
-		fatalx("backend %s is not built yet",
-		    runnerd_conf.runnerd.backend);
-	runnerd_backend = &gvisor_backend;
+	runnerd_backend = strcmp(runnerd_conf.runnerd.backend,
+	    "kubernetes") == 0 ? &kubernetes_backend : &gvisor_backend;
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("tools: %s", err);
 	if (audit_init(&runnerd_conf, "runnerd") == -1)

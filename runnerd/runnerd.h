@@ -21,6 +21,7 @@ enum call_kind {
 	CALL_TF_REQUEST,	/* terraform_apply: plan, then ask approval */
 	CALL_TF_APPLY,		/* terraform_apply with an approval spent */
 	CALL_SESSION,		/* a session tool (session.c) */
+	CALL_K8S,		/* k8s_get_pod_status (k8s_tool.c) */
 };
 
 struct call {
@@ -57,6 +58,9 @@ void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
 
+/* k8s_tool.c */
+json_t	*k8s_argv(const json_t *);
+json_t	*k8s_result(struct call *, json_t *);
 
 /* session.c */
 int	session_tool(const char *, json_t *);

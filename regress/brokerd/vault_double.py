@@ -27,6 +27,16 @@ Every other endpoint wants the X-Vault-Token header to equal the token
 file's contents, else 403 {"errors":["permission denied"]}.  Errors are
 Vault-shaped: {"errors": [...]}.
 
+With --kubernetes URL (and --kubernetes-token-file, --kubernetes-ca,
+--roles-dir), the kubernetes engine works as Vault's does against a real
+cluster: for role R (ROLES-DIR/R.json, Vault's role fields) it checks
+allowed_kubernetes_namespaces, creates a ServiceAccount, a Role with
+generated_role_rules and a RoleBinding in the namespace, asks the
+TokenRequest API for the token (expirationSeconds = ttl), and deletes the
+three objects when the lease is revoked.
+       https://developer.hashicorp.com/vault/docs/secrets/kubernetes
+Without it (the default), tokens are minted locally.
+
 State directory (--state):
   port         written once listening (the port is chosen by the kernel)
   fault        read on every request: "" | down | 403 | 500 | slow SECONDS
@@ -35,6 +45,7 @@ State directory (--state):
 
 import argparse
 import datetime
+import http.client
 import http.server
 import json
 import os
@@ -45,17 +56,20 @@ import ssl
 import sys
 import threading
 import time
+import urllib.parse
 
 CREDS = re.compile(r"^/v1/(.+)/(creds|sts)/([^/]+)$")
 
 
 class Double:
-    def __init__(self, state, token_file, sa_token_prefix):
+    def __init__(self, state, token_file, sa_token_prefix, kube=None):
         self.state = state
         self.token_file = token_file
         self.prefix = sa_token_prefix
         self.lock = threading.Lock()
         self.leases = {}
+        self.kube = kube
+        self.objects = {}       # lease id -> [object paths in the cluster]
 
     def token(self):
         with open(self.token_file) as f:
@@ -165,7 +179,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.error(400, "'kubernetes_namespace' is required")
         lease_id = "%s/%s/%s/%s" % (mount, kind, role, secrets.token_hex(12))
         now = time.time()
-        if kind == "creds":
+        if kind == "creds" and d.kube:
+            try:
+                data, paths = d.kube.mint(role, ns, ttl)
+            except KubeError as e:
+                return self.error(e.status, str(e))
+            with d.lock:
+                d.objects[lease_id] = paths
+        elif kind == "creds":
             data = {"service_account_name": "v-token-%s-%s" % (
                         role, secrets.token_hex(4)),
                     "service_account_namespace": ns,
@@ -194,6 +215,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.error(400, "lease_id is required")
         with d.lock:
             known = d.leases.pop(lease_id, None) is not None
+            paths = d.objects.pop(lease_id, [])
+        for path in paths:
+            try:
+                d.kube.request("DELETE", path)
+            except KubeError as e:
+                if e.status != 404:
+                    return self.error(500, "revoke: %s" % e)
         d.record({"op": "revoke", "lease_id": lease_id, "known": known})
         self.reply(204)
 
@@ -220,6 +248,95 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.handle_any("PUT")
 
 
+class KubeError(Exception):
+    def __init__(self, status, msg):
+        super().__init__(msg)
+        self.status = status
+
+
+class Kube:
+    """What Vault's kubernetes engine does in the cluster, as the
+    service account Vault is configured with (--kubernetes-token-file)."""
+
+    def __init__(self, url, token_file, ca, roles_dir):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port = u.hostname, u.port or 443
+        self.token_file = token_file
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.roles_dir = roles_dir
+
+    def request(self, method, path, body=None):
+        with open(self.token_file) as f:
+            token = f.read().strip()
+        conn = http.client.HTTPSConnection(self.host, self.port,
+                                           context=self.ctx, timeout=10)
+        try:
+            conn.request(method, path, body=json.dumps(body) if body else
+                         None, headers={"Authorization": "Bearer " + token,
+                                        "Content-Type": "application/json",
+                                        "Accept": "application/json"})
+            resp = conn.getresponse()
+            data = json.loads(resp.read() or b"{}")
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            raise KubeError(500, "kubernetes: %s" % e)
+        finally:
+            conn.close()
+        if resp.status >= 300:
+            raise KubeError(resp.status if resp.status < 500 else 500,
+                            data.get("message", "HTTP %d" % resp.status))
+        return data
+
+    def mint(self, role, ns, ttl):
+        try:
+            with open(os.path.join(self.roles_dir, role + ".json")) as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            raise KubeError(400, "role '%s' does not exist" % role)
+        allowed = r.get("allowed_kubernetes_namespaces", [])
+        if "*" not in allowed and ns not in allowed:
+            raise KubeError(403, "kubernetes_namespace '%s' is not "
+                            "allowed by role" % ns)
+        name = "v-token-%s-%s" % (role[:16], secrets.token_hex(6))
+        meta = {"name": name, "namespace": ns,
+                "labels": r.get("extra_labels") or {}}
+        base = "/api/v1/namespaces/%s" % ns
+        rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/%s" % ns
+        made = []
+        try:
+            self.request("POST", base + "/serviceaccounts", {
+                "apiVersion": "v1", "kind": "ServiceAccount",
+                "metadata": meta})
+            made.append("%s/serviceaccounts/%s" % (base, name))
+            self.request("POST", rbac + "/roles", {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": meta, "rules": json.loads(
+                    r["generated_role_rules"])["rules"]})
+            made.append("%s/roles/%s" % (rbac, name))
+            self.request("POST", rbac + "/rolebindings", {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding", "metadata": meta,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "Role", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": name,
+                              "namespace": ns}]})
+            made.append("%s/rolebindings/%s" % (rbac, name))
+            tr = self.request("POST", "%s/serviceaccounts/%s/token" % (
+                base, name), {"apiVersion": "authentication.k8s.io/v1",
+                              "kind": "TokenRequest",
+                              "spec": {"expirationSeconds": max(600, ttl)}})
+        except KubeError:
+            for path in reversed(made):
+                try:
+                    self.request("DELETE", path)
+                except KubeError:
+                    pass
+            raise
+        data = {"service_account_name": name,
+                "service_account_namespace": ns,
+                "service_account_token": tr["status"]["token"]}
+        return data, list(reversed(made))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--cert", required=True)
@@ -227,13 +344,19 @@ def main():
     p.add_argument("--token-file", required=True)
     p.add_argument("--state", required=True)
     p.add_argument("--sa-token-prefix", default="SATOKEN")
+    p.add_argument("--kubernetes")
+    p.add_argument("--kubernetes-token-file")
+    p.add_argument("--kubernetes-ca")
+    p.add_argument("--roles-dir")
     a = p.parse_args()
+    kube = Kube(a.kubernetes, a.kubernetes_token_file, a.kubernetes_ca,
+                a.roles_dir) if a.kubernetes else None
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    srv.double = Double(a.state, a.token_file, a.sa_token_prefix)
+    srv.double = Double(a.state, a.token_file, a.sa_token_prefix, kube)
     tmp = os.path.join(a.state, "port.new")
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

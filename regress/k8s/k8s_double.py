@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A Kubernetes API server double for agent-sandbox's tests (Python 3
-standard library only).  It serves HTTPS on 127.0.0.1 (the port is chosen
-by the kernel and written to STATE/port) with the certificate it is given.
+standard library only).  It serves HTTPS on 127.0.0.1, or the address of
+--bind (the port is chosen by the kernel and written to STATE/port) with
+the certificate it is given.
 
 Contract, written from the Kubernetes API reference:
   API concepts (paths, list/watch, resourceVersion, 410 Gone, DELETE and
@@ -329,6 +330,7 @@ def main():
     p.add_argument("--admin-token-file", required=True)
     p.add_argument("--runner", default=os.environ.get("K8S_DOUBLE_RUNNER"))
     p.add_argument("--seed")
+    p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--events-kept", type=int, default=2000)
     p.add_argument("--psa-workload", choices=("reject", "warn"),
                    default="reject")
@@ -340,7 +342,7 @@ def main():
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
     ctx.set_alpn_protocols(["http/1.1"])
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer((a.bind, 0), Handler)
     srv.daemon_threads = True
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.state = a.state

@@ -16,6 +16,7 @@ import sys
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("-t", "--token", default=None)
+    p.add_argument("-H", "--header", action="append", default=[])
     p.add_argument("--ca", default="ca.pem")
     p.add_argument("--port-file", default="state/port")
     p.add_argument("method")
@@ -30,6 +31,9 @@ def main():
     headers = {"Accept": "application/json"}
     if a.token is not None:
         headers["Authorization"] = "Bearer " + a.token
+    for h in a.header:
+        k, _, v = h.partition(":")
+        headers[k.strip()] = v.strip()
     body = None
     if a.body:
         with open(a.body, "rb") as f:

@@ -1,0 +1,53 @@
+#!/bin/sh
+# bench.sh BUILD [N]: per-call overhead of runnerd's kubernetes backend
+# against the API double (not a kyua test).  N run_shell calls of `true`,
+# one after another, through runnerd (stand-in peers, no credential, then
+# with a credential Secret), in a scratch directory; prints ms per call
+# for each and, for scale, the double alone running the same Job.
+set -e
+build=$(cd "${1:?usage: bench.sh BUILD [N]}" && pwd)
+n=${2:-20}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+work=$(mktemp -d /tmp/k8s-bench.XXXXXX)
+cd "$work"
+
+# The few atf-sh functions k8s.subr and kb.subr use.
+atf_get_srcdir() { echo "$here"; }
+atf_config_get() { case $1 in srcdir) echo "$top" ;; bindir) echo "$build/bin" ;; esac; }
+atf_fail() { echo "bench: $*" >&2; exit 1; }
+atf_skip() { echo "bench: skipped: $*" >&2; exit 0; }
+atf_check() {
+	while [ $# -gt 0 ]; do
+		case $1 in -o|-e|-s) shift 2 ;; *) break ;; esac
+	done
+	"$@" >/dev/null
+}
+. "$here/k8s.subr"
+. "$here/kb.subr"
+trap 'kb_stop; cd /; rm -rf "$work"' EXIT
+
+kb_cluster
+kb_runnerd
+kb_tool run_shell '{"command": "true"}' -n 3 >/dev/null	# warm up
+printf 'no credential:   '
+kb_tool run_shell '{"command": "true"}' -n "$n"
+kb_stop_runnerd
+kill "$(cat peers.pid)"
+rm -f peers.pid run/*.sock
+kb_runnerd --secret bench-credential
+printf 'with a Secret:   '
+kb_tool run_shell '{"command": "true"}' -n "$n"
+printf 'kubectl create + wait + delete (the double alone): '
+python3 "$here/mkjob.py" b > b.json
+sed 's/"namespace": *"demo-app"/"namespace": "agent-sandbox"/' b.json > j.json
+t0=$(date +%s%N)
+i=0
+while [ $i -lt "$n" ]; do
+	kubectl create --validate=false -f j.json >/dev/null
+	kubectl wait --for=condition=complete job/b -n agent-sandbox \
+	    --timeout=30s >/dev/null
+	kubectl delete job b -n agent-sandbox --cascade=background >/dev/null
+	i=$((i + 1))
+done
+echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per Job"

@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""A runner for k8s_double.py (--runner) for runnerd's kubernetes backend:
+runs the first container's command and args on this machine, like
+pod_runner.py, but with each volumeMount's mountPath (/run/secrets, /tmp,
+/work) rewritten to the volume's directory in every argument and env
+value, and the working directory mapped the same way, so that a command
+written for the pod's paths runs unchanged.  Paths in one argument are
+rewritten in one pass: a volume directory under /tmp is not rewritten
+again.
+
+For tests only: a real cluster runs the pod in gVisor or Kata.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def main():
+    pod = json.load(sys.stdin)
+    c = pod["spec"]["containers"][0]
+    argv = (c.get("command") or []) + (c.get("args") or [])
+    if not argv:
+        return 0
+    vols = os.environ["K8S_DOUBLE_VOLUMES"]
+    mounts = {m["mountPath"].rstrip("/"): os.path.join(vols, m["name"])
+              for m in c.get("volumeMounts") or []}
+    for d in mounts.values():
+        os.makedirs(d, exist_ok=True)
+    pat = re.compile("|".join(re.escape(p) + r"(?=/|\b|$)"
+                              for p in sorted(mounts, key=len, reverse=True)))
+
+    def mapped(s):
+        return pat.sub(lambda m: mounts[m.group(0)], s) if mounts else s
+
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    env.update({e["name"]: mapped(e.get("value", ""))
+                for e in c.get("env") or []})
+    cwd = mapped(c.get("workingDir") or vols)
+    sys.stdout.flush()
+    return subprocess.call([mapped(a) for a in argv], env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

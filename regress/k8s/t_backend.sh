@@ -1,0 +1,174 @@
+#! /usr/bin/env atf-sh
+# runnerd's kubernetes backend against the API double, as runnerd's own
+# least-privileged ServiceAccount (cluster/rbac-runnerd.yaml): a command
+# runs as a Job, its exit status and output come back, the credential is
+# a file in /run/secrets, the deadline and a cancel end it, and nothing
+# is left in the namespace; leftovers of a dead runnerd are swept.
+
+. "$(atf_get_srcdir)/k8s.subr"
+. "$(atf_get_srcdir)/kb.subr"
+
+atf_test_case run cleanup
+run_head()
+{
+	atf_set "descr" "a command runs as a Job: status, output, cleanup"
+	atf_set "timeout" "120"
+}
+run_body()
+{
+	kb_cluster
+	kb_runnerd
+	kb_call 'echo hello from the pod; echo oops >&2; exit 3' > r.json
+	atf_check -o inline:'3|exited|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+assert "hello from the pod" in s["stdout"] and "oops" in s["stdout"], s
+print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))'
+	kb_left > left
+	atf_check -o empty cat left
+	grep -q '"sandbox.completed"' events.jsonl || atf_fail "no sandbox.completed"
+	grep '"sandbox.started"' events.jsonl | grep -q '"kubernetes"' ||
+	    atf_fail "sandbox.started does not name the backend"
+}
+run_cleanup()
+{
+	kb_stop
+}
+
+atf_test_case sequential cleanup
+sequential_head()
+{
+	atf_set "descr" "calls one after another each get their own connection: none hangs"
+	atf_set "timeout" "120"
+}
+sequential_body()
+{
+	kb_cluster
+	kb_runnerd
+	kb_tool run_shell '{"command": "echo x"}' -n 6 > seq.json ||
+	    atf_fail "a call failed: $(cat seq.json)"
+	atf_check -o match:'"failed": 0' cat seq.json
+	kb_left > left
+	atf_check -o empty cat left
+}
+sequential_cleanup()
+{
+	kb_stop
+}
+
+atf_test_case credential cleanup
+credential_head()
+{
+	atf_set "descr" "the credential is the file /run/secrets/credential, and its Secret goes with the Job"
+	atf_set "timeout" "120"
+}
+credential_body()
+{
+	kb_cluster
+	kb_runnerd --secret 's3cret-value-42'
+	kb_call 'cat /run/secrets/credential; ls /run/secrets' > r.json
+	atf_check -o match:'s3cret-value-42' -o match:'credential' \
+	    python3 -c 'import json; print(json.load(open("r.json"))["structuredContent"]["stdout"])'
+	kb_left > left
+	atf_check -o empty cat left
+	if grep -rq 's3cret-value-42' runnerd.log events.jsonl; then
+		atf_fail "the credential leaked into a log"
+	fi
+}
+credential_cleanup()
+{
+	kb_stop
+}
+
+atf_test_case deadline cleanup
+deadline_head()
+{
+	atf_set "descr" "activeDeadlineSeconds ends a long command: status deadline"
+	atf_set "timeout" "120"
+}
+deadline_body()
+{
+	kb_cluster
+	KB_RUNNERD_EXTRA="  timeout: 2" kb_runnerd
+	kb_call 'sleep 60' > r.json
+	atf_check -o inline:'deadline|True\n' python3 -c '
+import json; s = json.load(open("r.json"))["structuredContent"]
+print("%s|%s" % (s["status"], s["timed_out"]))'
+	kb_left > left
+	atf_check -o empty cat left
+}
+deadline_cleanup()
+{
+	kb_stop
+}
+
+atf_test_case cancel cleanup
+cancel_head()
+{
+	atf_set "descr" "a cancelled call ends with status killed and cleans up"
+	atf_set "timeout" "120"
+}
+cancel_body()
+{
+	kb_cluster
+	kb_runnerd
+	kb_call 'sleep 60' --cancel-after 1.5 > r.json
+	atf_check -o inline:'killed\n' python3 -c '
+import json; print(json.load(open("r.json"))["structuredContent"]["status"])'
+	kb_left > left
+	atf_check -o empty cat left
+}
+cancel_cleanup()
+{
+	kb_stop
+}
+
+atf_test_case sweep cleanup
+sweep_head()
+{
+	atf_set "descr" "a Job and Secret left by a dead runnerd are deleted at start-up and recorded as sandbox.swept"
+	atf_set "timeout" "120"
+}
+sweep_body()
+{
+	kb_cluster
+	KB_RUNNERD_EXTRA="  timeout: 300" kb_runnerd --secret leftover
+	kb_call 'sleep 300' > /dev/null 2>&1 &
+	i=0
+	while [ "$(kubectl get secrets -n agent-sandbox -o name)" = "" ]; do
+		i=$((i + 1))
+		[ $i -le 200 ] || atf_fail "no Secret was created"
+		sleep 0.05
+	done
+	name=$(kubectl get jobs -n agent-sandbox -o name)
+	kb_crash_runnerd
+	kb_left > left
+	atf_check -o match:"$name" cat left
+	kb_runnerd
+	i=0
+	while [ -n "$(kb_left 2>/dev/null)" ]; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "the leftovers were not swept"
+		sleep 0.05
+	done
+	id=${name#job.batch/as-}
+	i=0
+	until grep '"sandbox.swept"' events.jsonl | grep -q "req-$id"; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "no sandbox.swept for req-$id"
+		sleep 0.05
+	done
+}
+sweep_cleanup()
+{
+	kb_stop
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case run
+	atf_add_test_case sequential
+	atf_add_test_case credential
+	atf_add_test_case deadline
+	atf_add_test_case cancel
+	atf_add_test_case sweep
+}

@@ -1,0 +1,257 @@
+/*
+ * runnerd's Job and Secret builders (runnerd/kube_job.c, linked in
+ * here since the k8s area has no daemon of its own): every control the
+ * kubernetes backend promises is in the JSON, and the API double's Pod
+ * Security admission admits the Job but refuses it with any of the
+ * "restricted" controls taken out.
+ */
+#include <atf-c.h>
+#include <openssl/evp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runnerd/kube.h"
+
+#define REQ_ID	0x0123456789abcdefULL
+
+static struct as_config conf;
+
+static void
+setup(void)
+{
+	config_defaults(&conf);
+	conf.runnerd.timeout = 42;
+	conf.runnerd.memory = 256L * 1024 * 1024;
+	conf.runnerd.cpu_percent = 50;
+	strlcpy(conf.kubernetes.runtime_class, "kata",
+	    sizeof(conf.kubernetes.runtime_class));
+	strlcpy(conf.kubernetes.image, "runner:test",
+	    sizeof(conf.kubernetes.image));
+	conf.kubernetes.ttl_after_finished = 77;
+}
+
+/* The value at a dotted path; numbers index arrays. */
+static json_t *
+at(json_t *j, const char *path)
+{
+	char buf[256], *p, *part;
+
+	strlcpy(buf, path, sizeof(buf));
+	for (p = buf; j != NULL && (part = strsep(&p, ".")) != NULL; )
+		j = json_is_array(j) ? json_array_get(j, strtoul(part, NULL,
+		    10)) : json_object_get(j, part);
+	return j;
+}
+
+static json_t *
+build(int cred)
+{
+	json_t *argv, *job;
+
+	setup();
+	argv = json_pack("[s, s, s]", "/bin/sh", "-c", "echo hi");
+	job = kube_job(&conf, REQ_ID, argv, cred);
+	json_decref(argv);
+	ATF_REQUIRE(job != NULL);
+	return job;
+}
+
+#define POD	"spec.template.spec."
+#define CTR	POD "containers.0."
+
+static void
+expect_str(json_t *j, const char *path, const char *want)
+{
+	const char *v = json_string_value(at(j, path));
+
+	ATF_CHECK_MSG(v != NULL && strcmp(v, want) == 0, "%s: %s, want %s",
+	    path, v ? v : "(missing)", want);
+}
+
+static void
+expect_int(json_t *j, const char *path, json_int_t want)
+{
+	json_t *v = at(j, path);
+
+	ATF_CHECK_MSG(json_is_integer(v) && json_integer_value(v) == want,
+	    "%s: want %lld", path, (long long)want);
+}
+
+static void
+expect_bool(json_t *j, const char *path, int want)
+{
+	json_t *v = at(j, path);
+
+	ATF_CHECK_MSG(json_is_boolean(v) && json_is_true(v) == want,
+	    "%s: want %s", path, want ? "true" : "false");
+}
+
+ATF_TC_WITHOUT_HEAD(controls);
+ATF_TC_BODY(controls, tc)
+{
+	json_t *job = build(1);
+
+	expect_str(job, "metadata.name", "as-0123456789abcdef");
+	expect_str(job, "metadata.namespace", "agent-sandbox");
+	expect_str(job, "metadata.labels.agent-sandbox/request-id",
+	    "req-0123456789abcdef");
+	expect_str(job, "spec.template.metadata.labels.agent-sandbox/"
+	    "request-id", "req-0123456789abcdef");
+	expect_int(job, "spec.backoffLimit", 0);
+	expect_int(job, "spec.activeDeadlineSeconds", 42);
+	expect_int(job, "spec.ttlSecondsAfterFinished", 77);
+	expect_str(job, POD "runtimeClassName", "kata");
+	expect_str(job, POD "restartPolicy", "Never");
+	expect_bool(job, POD "automountServiceAccountToken", 0);
+	expect_bool(job, POD "securityContext.runAsNonRoot", 1);
+	expect_int(job, POD "securityContext.runAsUser", 65534);
+	expect_int(job, POD "securityContext.runAsGroup", 65534);
+	expect_int(job, POD "securityContext.fsGroup", 65534);
+	expect_str(job, POD "securityContext.seccompProfile.type",
+	    "RuntimeDefault");
+	expect_str(job, CTR "image", "runner:test");
+	expect_str(job, CTR "command.2", "echo hi");
+	expect_bool(job, CTR "securityContext.allowPrivilegeEscalation", 0);
+	expect_bool(job, CTR "securityContext.readOnlyRootFilesystem", 1);
+	expect_bool(job, CTR "securityContext.runAsNonRoot", 1);
+	expect_int(job, CTR "securityContext.runAsUser", 65534);
+	expect_str(job, CTR "securityContext.capabilities.drop.0", "ALL");
+	ATF_CHECK_EQ(json_array_size(at(job, CTR
+	    "securityContext.capabilities.drop")), 1);
+	ATF_CHECK(at(job, CTR "securityContext.capabilities.add") == NULL);
+	expect_str(job, CTR "securityContext.seccompProfile.type",
+	    "RuntimeDefault");
+	expect_str(job, CTR "resources.limits.memory", "268435456");
+	expect_str(job, CTR "resources.limits.cpu", "500m");
+	/* The credential read-only at /run/secrets, /tmp and /work scratch. */
+	expect_str(job, CTR "volumeMounts.2.mountPath", "/run/secrets");
+	expect_bool(job, CTR "volumeMounts.2.readOnly", 1);
+	expect_str(job, POD "volumes.2.secret.secretName",
+	    "as-0123456789abcdef");
+	expect_str(job, CTR "volumeMounts.0.mountPath", "/tmp");
+	expect_str(job, CTR "volumeMounts.1.mountPath", "/work");
+	ATF_CHECK(json_is_object(at(job, POD "volumes.0.emptyDir")));
+	ATF_CHECK(json_is_object(at(job, POD "volumes.1.emptyDir")));
+	ATF_CHECK(at(job, POD "hostNetwork") == NULL);
+	json_decref(job);
+}
+
+ATF_TC_WITHOUT_HEAD(no_credential);
+ATF_TC_BODY(no_credential, tc)
+{
+	json_t *job = build(0);
+
+	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 2);
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 2);
+	json_decref(job);
+}
+
+ATF_TC_WITHOUT_HEAD(secret);
+ATF_TC_BODY(secret, tc)
+{
+	const char cred[] = "{\"token\":\"t0k3n\"}";
+	unsigned char out[64];
+	json_t *s;
+	int n;
+
+	setup();
+	s = kube_secret(&conf, REQ_ID, "uid-1", cred, strlen(cred));
+	ATF_REQUIRE(s != NULL);
+	expect_str(s, "metadata.name", "as-0123456789abcdef");
+	expect_str(s, "metadata.labels.agent-sandbox/request-id",
+	    "req-0123456789abcdef");
+	expect_str(s, "metadata.ownerReferences.0.kind", "Job");
+	expect_str(s, "metadata.ownerReferences.0.uid", "uid-1");
+	expect_bool(s, "immutable", 1);
+	n = EVP_DecodeBlock(out, (const unsigned char *)json_string_value(
+	    at(s, "data.credential")), (int)strlen(json_string_value(at(s,
+	    "data.credential"))));
+	ATF_REQUIRE(n >= (int)strlen(cred));
+	ATF_CHECK(memcmp(out, cred, strlen(cred)) == 0);
+	json_decref(s);
+}
+
+/* Removes a control wherever the builder set it: pod and container. */
+static void
+drop(json_t *job, const char *parent_pod, const char *parent_ctr,
+    const char *key)
+{
+	if (parent_pod != NULL)
+		json_object_del(at(job, parent_pod), key);
+	if (parent_ctr != NULL)
+		json_object_del(at(job, parent_ctr), key);
+}
+
+/* Each under its own name, so that none collides with another. */
+static void
+write_job(json_t *job, const char *file)
+{
+	char name[64];
+
+	strlcpy(name, file, sizeof(name));
+	name[strcspn(name, ".")] = '\0';
+	json_object_set_new(at(job, "metadata"), "name", json_string(name));
+	ATF_REQUIRE(json_dump_file(job, file, JSON_COMPACT) == 0);
+	json_decref(job);
+}
+
+ATF_TC(admission);
+ATF_TC_HEAD(admission, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "the double's Pod Security admission "
+	    "takes runnerd's Job and refuses it missing any restricted "
+	    "control");
+	atf_tc_set_md_var(tc, "timeout", "120");
+	atf_tc_set_md_var(tc, "require.progs", "openssl python3");
+}
+ATF_TC_BODY(admission, tc)
+{
+	static const char *const want[] = {
+		"full.json 201", "no-run-as-non-root.json 403",
+		"no-ape.json 403", "no-drop-all.json 403",
+		"no-seccomp.json 403", NULL
+	};
+	char cmd[2048], line[256];
+	const char *src;
+	json_t *j;
+	FILE *f;
+	size_t i;
+
+	src = atf_tc_get_config_var(tc, "srcdir");
+	write_job(build(1), "full.json");
+	j = build(1);
+	drop(j, POD "securityContext", CTR "securityContext", "runAsNonRoot");
+	write_job(j, "no-run-as-non-root.json");
+	j = build(1);
+	drop(j, NULL, CTR "securityContext", "allowPrivilegeEscalation");
+	write_job(j, "no-ape.json");
+	j = build(1);
+	drop(j, NULL, CTR "securityContext.capabilities", "drop");
+	write_job(j, "no-drop-all.json");
+	j = build(1);
+	drop(j, POD "securityContext", CTR "securityContext",
+	    "seccompProfile");
+	write_job(j, "no-seccomp.json");
+	snprintf(cmd, sizeof(cmd), "sh %s/admit.sh full.json "
+	    "no-run-as-non-root.json no-ape.json no-drop-all.json "
+	    "no-seccomp.json > codes 2>admit.err", src);
+	ATF_REQUIRE_EQ_MSG(system(cmd), 0, "admit.sh failed");
+	ATF_REQUIRE((f = fopen("codes", "r")) != NULL);
+	for (i = 0; want[i] != NULL; i++) {
+		ATF_REQUIRE(fgets(line, sizeof(line), f) != NULL);
+		line[strcspn(line, "\n")] = '\0';
+		ATF_CHECK_STREQ(line, want[i]);
+	}
+	fclose(f);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, controls);
+	ATF_TP_ADD_TC(tp, no_credential);
+	ATF_TP_ADD_TC(tp, secret);
+	ATF_TP_ADD_TC(tp, admission);
+	return atf_no_error();
+}

@@ -1,0 +1,61 @@
+/*
+ * The kubernetes backend (kubernetes.c): one Job per call, created,
+ * watched and deleted over the cluster's API by a helper process that
+ * runnerd forks before it sandboxes itself, since libcurl needs DNS,
+ * the CA file and more syscalls than the engine's filter allows.
+ */
+#ifndef RUNNERD_KUBE_H
+#define RUNNERD_KUBE_H
+
+#include <sys/types.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "config.h"
+
+#define KUBE_MANAGED_BY		"agent-sandbox-runnerd"
+#define KUBE_REQID_LABEL	"agent-sandbox/request-id"
+#define KUBE_CONTAINER		"sandbox"
+#define KUBE_SECRETS_DIR	"/run/secrets"	/* the credential file is here */
+#define KUBE_NAME_LEN		20		/* "as-" + 16 hex digits + NUL */
+
+/* The cluster as runnerd's kubeconfig names it (current-context). */
+struct kube_api {
+	char	 server[512];
+	char	*ca_pem;		/* NULL: the system's CAs */
+	char	*token;			/* a bearer token, or a client cert: */
+	char	*cert_pem;
+	char	*key_pem;
+	void	*curl;
+};
+
+/* kube_api.c */
+extern volatile sig_atomic_t	kube_cancelled;	/* set by a signal */
+int	 kube_load(struct kube_api *, const char *, char *, size_t);
+void	 kube_free(struct kube_api *);
+void	 kube_disconnect(struct kube_api *);
+int	 kube_request(struct kube_api *, const char *, const char *, json_t *,
+	    json_t **, char *, size_t);
+char	*kube_get_text(struct kube_api *, const char *, size_t, size_t *,
+	    char *, size_t);
+typedef int	(*kube_event_cb)(const char *, json_t *, void *);
+int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
+	    void *, char *, size_t);
+
+/* kube_job.c: the objects, built from the configuration alone */
+void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
+json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int);
+json_t	*kube_secret(const struct as_config *, uint64_t, const char *,
+	    const void *, size_t);
+
+/* kube_run.c: one call in a worker process, and the start-up sweep */
+json_t	*kube_run(const struct as_config *, struct kube_api *, uint64_t,
+	    json_t *, int);
+json_t	*kube_sweep(const struct as_config *, struct kube_api *);
+
+/* kubernetes.c: the helper process */
+void	 kube_main(const struct as_config *, int) __attribute__((noreturn));
+
+#endif
