@@ -53,6 +53,17 @@ POD
 	    atf_fail "cannot create the demo pod"
 }
 
+# Every process's environment and argv, sampled until sample.stop.
+proc_sample()
+{
+	while [ ! -f sample.stop ]; do
+		for p in /proc/[0-9]*; do
+			cat "$p/environ" "$p/cmdline" 2>/dev/null | tr '\0' '\n'
+		done
+		sleep 0.05
+	done > procs.txt
+}
+
 # pod_status BACKEND: the whole suite, then the tool for demo-app (a pod
 # listed, the lease revoked, the Vault-made objects, Job and Secret
 # gone) and for kube-system (refused by policy before any credential).
@@ -90,8 +101,19 @@ kubernetes:
   namespace: agent-sandbox
 CONF
 	as_start auditd approvald brokerd runnerd
+	proc_sample &
+	sampler=$!
 	python3 "$K8S_SRC/mcp_pods.py" "$(as_bin mcpd)" "$(pwd)/conf.yaml" \
 	    demo-app > r.json
+	touch sample.stop
+	wait $sampler
+	# The pod-reader token (a JWT, k8s_authz.py) reached the sandbox as
+	# a file only: it is in no daemon's log, no audit record, and no
+	# process's environment or argv while the call ran.
+	[ -s procs.txt ] || atf_fail "no process was sampled"
+	sh "$(atf_get_srcdir)/../auditd/secret_grep.sh" procs.txt auditd.log \
+	    approvald.log brokerd.log runnerd.log var/audit.jsonl >&2 ||
+	    atf_fail "the credential leaked"
 	atf_check -o inline:'False|demo-app|web|Running|1/1|0\n' python3 -c '
 import json; r = json.load(open("r.json")); s = r["structuredContent"]
 p = s["pods"][0]
