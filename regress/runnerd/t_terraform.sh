@@ -68,7 +68,7 @@ scenario_body()
 	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
 	    atf_skip "MCP SDK not installed in $modules (make deps)"
 	tf_setup
-	NODE_PATH=$modules node "$(as_src)/scripts/demo-client.cjs" \
+	NODE_PATH=$modules node "$(as_src)/examples/demo-client.cjs" \
 	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" "$(pwd)/tf" \
 	    > demo.out 2>&1 || { cat demo.out >&2; atf_fail "demo scenario"; }
 	grep -q "the gate held" demo.out || atf_fail "the demo did not finish"

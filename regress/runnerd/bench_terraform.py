@@ -8,7 +8,7 @@ and every apply applies one.  The suite's apply is timed from the call
 with the approval id to its result; the person's approval in between is
 not part of it.  Prints the median of each, and their ratio.
 
-usage: scripts/bench-terraform BUILD_DIR [ROUNDS]     (as root)
+usage: regress/runnerd/bench_terraform.py BUILD_DIR [ROUNDS]     (as root)
 """
 import json
 import os
@@ -19,7 +19,8 @@ import sys
 import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 TF_ENV = dict(os.environ, TF_IN_AUTOMATION="1", TF_INPUT="0",
               CHECKPOINT_DISABLE="1", TF_CLI_CONFIG_FILE="/dev/null")
 
