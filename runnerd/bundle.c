@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "launcher.h"
 #include "log.h"
 
@@ -288,24 +289,6 @@ spec_build(const struct as_config *conf, const char *dir, const char *cid,
 	return spec;
 }
 
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* A new file owned by the sandbox user; never follows a link. */
 static int
 file_create(const char *path, mode_t mode, const void *buf, size_t len)
@@ -316,7 +299,7 @@ file_create(const char *path, mode_t mode, const void *buf, size_t len)
 	    mode);
 	if (fd == -1)
 		return -1;
-	r = write_all(fd, buf, len);
+	r = write_full(fd, buf, len);
 	if (r == 0)
 		r = fchown(fd, SANDBOX_UID, SANDBOX_GID);
 	close(fd);

@@ -1,16 +1,16 @@
 /*
  * The kubernetes backend.  The engine side turns start/kill into
  * messages to a helper forked before runnerd sandboxes itself (the
- * gvisor launcher's protocol, LMSG_*).  The helper reads runnerd's
- * kubeconfig, drops to runnerd.user and runs without a seccomp filter
- * (libcurl needs DNS, TLS and threads); it sweeps leftover Jobs, then
- * forks one worker per call (kube_run.c) so that calls wait on the
- * cluster side by side.  A kill is SIGTERM to the worker: its wait
- * ends and it still deletes what it created.  No sessions here.
+ * gvisor launcher's protocol, LMSG_*, and its channel, helper.c).  The
+ * helper reads runnerd's kubeconfig, drops to runnerd.user and runs
+ * without a seccomp filter (libcurl needs DNS, TLS and threads); it
+ * sweeps leftover Jobs, then forks one worker per call (kube_run.c) so
+ * that calls wait on the cluster side by side.  A kill is SIGTERM to
+ * the worker: its wait ends and it still deletes what it created.  No
+ * sessions here.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <curl/curl.h>
@@ -34,96 +34,15 @@
 
 /* -- the engine side ----------------------------------------------------- */
 
-static struct channel	 helper = { .fd = -1 };
-static pid_t		 helper_pid = -1;
-static sbx_done_cb	 done_cb;
-static sbx_swept_cb	 swept_cb;
-
-static void
-helper_update(void)
-{
-	ev_set(helper.fd, POLLIN | (channel_pending(&helper) ? POLLOUT : 0));
-}
-
-static void
-helper_event(int fd, short revents, void *arg)
-{
-	struct msg m;
-	json_t *j;
-	ssize_t n;
-	int r;
-
-	(void)fd;
-	(void)arg;
-	if ((revents & POLLOUT) && channel_flush(&helper) == -1)
-		fatal("kubernetes helper channel");
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = channel_read(&helper);
-		if (n == 0 || (n == -1 && errno != EAGAIN))
-			fatalx("the kubernetes helper exited");
-		while ((r = channel_get(&helper, &m)) == 1) {
-			if (m.fd != -1 || (m.hdr.type != LMSG_DONE &&
-			    m.hdr.type != LMSG_SWEPT) ||
-			    (j = cjson_parse(m.data, m.len, NULL, 0)) == NULL)
-				fatalx("kubernetes helper: bad message %u",
-				    m.hdr.type);
-			if (m.hdr.type == LMSG_DONE)
-				done_cb(m.hdr.reqid, j);
-			else
-				swept_cb(j);
-			json_decref(j);
-		}
-		if (r == -1)
-			fatalx("kubernetes helper: garbled frame");
-	}
-	helper_update();
-}
-
 static void
 kubernetes_init(const struct as_config *conf, sbx_done_cb done,
     sbx_swept_cb swept, sbx_session_cb session)
 {
-	int sp[2];
-
 	(void)session;
 	if (access(conf->kubernetes.kubeconfig, R_OK) == -1)
 		fatal("kubernetes backend: kubeconfig %s (kubernetes."
 		    "kubeconfig)", conf->kubernetes.kubeconfig);
-	done_cb = done;
-	swept_cb = swept;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		fatal("socketpair");
-	if ((helper_pid = fork()) == -1)
-		fatal("fork");
-	if (helper_pid == 0) {
-		close(sp[0]);
-		kube_main(conf, sp[1]);
-	}
-	close(sp[1]);
-	channel_init(&helper, sp[0]);
-	if (ev_add(sp[0], POLLIN, helper_event, NULL) == -1)
-		fatal("ev_add");
-}
-
-static int
-helper_send(uint32_t type, uint64_t id, int fd, json_t *payload)
-{
-	char *text = NULL;
-	int rv;
-
-	if (payload != NULL && (text = json_dumps(payload, JSON_COMPACT)) ==
-	    NULL) {
-		json_decref(payload);
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	json_decref(payload);
-	rv = channel_compose(&helper, type, 0, id, fd, text,
-	    text != NULL ? strlen(text) : 0);
-	free(text);
-	helper_update();
-	return rv;
+	helper_start("kubernetes helper", conf, kube_main, done, swept, NULL);
 }
 
 static int
@@ -141,34 +60,12 @@ kubernetes_start(const struct sbx_request *r)
 	    "argv", r->argv));
 }
 
-static void
-kubernetes_kill(uint64_t id)
-{
-	if (helper_send(LMSG_KILL, id, -1, NULL) == -1)
-		log_warn("kill %016llx", (unsigned long long)id);
-}
-
-/* Closing the channel tells the helper to end its calls and clean up. */
-static void
-kubernetes_stop(void)
-{
-	if (helper.fd == -1)
-		return;
-	(void)channel_flush(&helper);
-	ev_del(helper.fd);
-	close(helper.fd);
-	channel_clear(&helper);
-	helper.fd = -1;
-	while (waitpid(helper_pid, NULL, 0) == -1 && errno == EINTR)
-		;
-}
-
 const struct backend kubernetes_backend = {
 	.name = "kubernetes",
 	.init = kubernetes_init,
 	.start = kubernetes_start,
-	.kill = kubernetes_kill,
-	.stop = kubernetes_stop,
+	.kill = helper_kill,
+	.stop = helper_stop,
 };
 
 /* -- the helper process --------------------------------------------------- */

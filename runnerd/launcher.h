@@ -12,9 +12,13 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "backend.h"
 #include "config.h"
 
-/* engine <-> launcher over their socketpair; internal to runnerd. */
+/*
+ * engine <-> launcher, or the kubernetes helper, over their socketpair;
+ * internal to runnerd.
+ */
 enum launcher_msg {
 	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
 	LMSG_KILL,		/* engine: payload none; reqid names it */
@@ -54,6 +58,14 @@ json_t	*text_json(const char *, size_t);
 void	 engine_send(uint32_t, uint64_t, json_t *);
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
+
+/* helper.c: the engine's end of the channel to either helper */
+void	 helper_start(const char *, const struct as_config *,
+	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
+	    sbx_session_cb);
+int	 helper_send(uint32_t, uint64_t, int, json_t *);
+void	 helper_kill(uint64_t);
+void	 helper_stop(void);
 
 /* sessbox.c: session sandboxes and the warm pool */
 void	 sessbox_init(const struct as_config *, const char *);

@@ -10,57 +10,28 @@ JSON line each, to --events FILE.  --audit-fail makes auditd answer
 every event with MSG_ERROR, so runnerd must fail closed.
 """
 import argparse
+import fcntl
 import json
 import os
-import socket
 import socketserver
-import struct
+import sys
 import threading
-import fcntl
 
-HDR = struct.Struct("<IIIHHQ")
-MSG_ERROR = 3
-MSG_DECIDE, MSG_DECISION = 200, 201
-MSG_CRED_ISSUE, MSG_CRED_ISSUED, MSG_CRED_REVOKE, MSG_CRED_REVOKED = 400, 401, 402, 403
-MSG_AUDIT_EVENT, MSG_AUDIT_ACK = 500, 501
-MSGF_FD = 1
-ERR_UNAVAIL = 4
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from asframe import (ERR_BADMSG, ERR_UNAVAIL, MSG_AUDIT_ACK,  # noqa: E402
+                     MSG_AUDIT_EVENT, MSG_CRED_ISSUE, MSG_CRED_ISSUED,
+                     MSG_CRED_REVOKE, MSG_CRED_REVOKED, MSG_DECIDE,
+                     MSG_DECISION, MSG_ERROR, error_pack, recv_frame,
+                     send_frame)
 
 opts = None
 lock = threading.Lock()
 seq = 0
 
 
-def recv_frame(sock):
-    hdr = b""
-    while len(hdr) < HDR.size:
-        chunk = sock.recv(HDR.size - len(hdr))
-        if not chunk:
-            return None
-        hdr += chunk
-    mtype, length, peerid, version, flags, reqid = HDR.unpack(hdr)
-    data = b""
-    while len(data) < length:
-        chunk = sock.recv(length - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return mtype, reqid, data
-
-
-def send_frame(sock, mtype, reqid, payload, fd=None):
-    if isinstance(payload, (dict, list)):
-        payload = json.dumps(payload).encode()
-    frame = HDR.pack(mtype, len(payload), 0, 1, MSGF_FD if fd is not None else 0,
-                     reqid) + payload
-    if fd is None:
-        sock.sendall(frame)
-    else:
-        socket.send_fds(sock, [frame], [fd])
-
-
 def send_error(sock, reqid, code, text):
-    send_frame(sock, MSG_ERROR, reqid, struct.pack("<i256s", code, text.encode()[:255]))
+    send_frame(sock, MSG_ERROR, reqid, error_pack(code, text))
 
 
 def record(line):
@@ -111,7 +82,7 @@ def answer(sock, mtype, reqid, body):
         n = record(body)
         send_frame(sock, MSG_AUDIT_ACK, reqid, {"seq": n})
     else:
-        send_error(sock, reqid, 2, "unexpected message %d" % mtype)
+        send_error(sock, reqid, ERR_BADMSG, "unexpected message %d" % mtype)
 
 
 class Handler(socketserver.BaseRequestHandler):
@@ -120,7 +91,7 @@ class Handler(socketserver.BaseRequestHandler):
             frame = recv_frame(self.request)
             if frame is None:
                 return
-            mtype, reqid, data = frame
+            mtype, reqid, data, _ = frame
             answer(self.request, mtype, reqid, json.loads(data or b"{}"))
 
 

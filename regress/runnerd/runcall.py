@@ -10,49 +10,32 @@
 import argparse
 import json
 import os
-import socket
-import struct
 import sys
 import threading
 import time
 
-HDR = struct.Struct("<IIIHHQ")
-MSG_ERROR, MSG_TOOL_CALL, MSG_TOOL_CANCEL, MSG_TOOL_RESULT = 3, 100, 101, 103
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sesscall import Client, ProtocolError  # noqa: E402
 
 
-def frame(mtype, reqid, payload=b""):
-    return HDR.pack(mtype, len(payload), 0, 1, 0, reqid) + payload
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("runnerd closed the connection")
-        buf += chunk
-    return buf
+def call_tool(path, tool, arguments, cancel_after=None):
+    """One call on its own connection: the result, or, when runnerd
+    answers MSG_ERROR, {"protocol_error": code, "text": text}."""
+    c = Client(path)
+    try:
+        reqid = c.send(tool, arguments)
+        if cancel_after is not None:
+            time.sleep(cancel_after)
+            c.cancel(reqid)
+        return c.result(reqid)
+    except ProtocolError as e:
+        return {"protocol_error": e.code, "text": e.text}
+    finally:
+        c.close()
 
 
 def call(path, command, tool="run_shell", cancel_after=None):
-    reqid = int.from_bytes(os.urandom(8), "little") | 1
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(path)
-    body = json.dumps({"tool": tool, "arguments": {"command": command},
-                       "session_owner": "test", "progress": False}).encode()
-    s.sendall(frame(MSG_TOOL_CALL, reqid, body))
-    if cancel_after is not None:
-        time.sleep(cancel_after)
-        s.sendall(frame(MSG_TOOL_CANCEL, reqid))
-    mtype, length, _, _, _, rid = HDR.unpack(recv_exact(s, HDR.size))
-    data = recv_exact(s, length)
-    s.close()
-    if mtype == MSG_ERROR:
-        code, text = struct.unpack("<i256s", data)
-        return {"protocol_error": code, "text": text.rstrip(b"\0").decode()}
-    if mtype != MSG_TOOL_RESULT or rid != reqid:
-        raise RuntimeError("unexpected reply %d" % mtype)
-    return json.loads(data)
+    return call_tool(path, tool, {"command": command}, cancel_after)
 
 
 def main():

@@ -1,0 +1,169 @@
+/*
+ * The engine's end of the channel to a backend's helper: the process
+ * forked before runnerd sandboxes itself, because it keeps what the
+ * engine gives up (root for runsc; the network and libcurl's syscalls
+ * for a cluster).  Both backends speak LMSG_* frames (launcher.h) over
+ * a socketpair.  One backend runs per runnerd, so there is one channel.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "event.h"
+#include "frame.h"
+#include "launcher.h"
+#include "log.h"
+
+static struct channel	 helper = { .fd = -1 };
+static pid_t		 helper_pid = -1;
+static const char	*helper_name;
+static sbx_done_cb	 done_cb;
+static sbx_swept_cb	 swept_cb;
+static sbx_session_cb	 session_cb;
+
+static void
+helper_update(void)
+{
+	ev_set(helper.fd, POLLIN | (channel_pending(&helper) ? POLLOUT : 0));
+}
+
+/* The session event a message reports, or -1 when it reports none. */
+static int
+session_event(uint32_t type)
+{
+	switch (type) {
+	case LMSG_SESSION_READY:
+		return SBX_SESSION_READY;
+	case LMSG_SESSION_REPLY:
+		return SBX_SESSION_REPLY;
+	case LMSG_SESSION_ENDED:
+		return SBX_SESSION_ENDED;
+	}
+	return -1;
+}
+
+/*
+ * The helper is part of runnerd: a message it should not send means the
+ * two disagree, and carrying on would lose track of what runs.
+ */
+static void
+helper_dispatch(const struct msg *m)
+{
+	json_t *j;
+	int ev = session_event(m->hdr.type);
+
+	if (m->fd != -1 || (m->hdr.type != LMSG_DONE &&
+	    m->hdr.type != LMSG_SWEPT && (ev == -1 || session_cb == NULL)))
+		fatalx("%s: unexpected message %u", helper_name, m->hdr.type);
+	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+		fatalx("%s: bad JSON", helper_name);
+	if (m->hdr.type == LMSG_DONE)
+		done_cb(m->hdr.reqid, j);
+	else if (m->hdr.type == LMSG_SWEPT)
+		swept_cb(j);
+	else
+		session_cb(ev, m->hdr.reqid, j);
+	json_decref(j);
+}
+
+static void
+helper_event(int fd, short revents, void *arg)
+{
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	(void)fd;
+	(void)arg;
+	if ((revents & POLLOUT) && channel_flush(&helper) == -1)
+		fatal("%s channel", helper_name);
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&helper);
+		if (n == 0 || (n == -1 && errno != EAGAIN))
+			fatalx("the %s exited", helper_name);
+		while ((r = channel_get(&helper, &m)) == 1)
+			helper_dispatch(&m);
+		if (r == -1)
+			fatalx("%s: garbled frame", helper_name);
+	}
+	helper_update();
+}
+
+/*
+ * Forks the helper, which runs helper_main with its end of the channel
+ * and never returns.  A backend without sessions passes session NULL.
+ */
+void
+helper_start(const char *name, const struct as_config *conf,
+    void (*helper_main)(const struct as_config *, int), sbx_done_cb done,
+    sbx_swept_cb swept, sbx_session_cb session)
+{
+	int sp[2];
+
+	helper_name = name;
+	done_cb = done;
+	swept_cb = swept;
+	session_cb = session;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+		fatal("socketpair");
+	if ((helper_pid = fork()) == -1)
+		fatal("fork");
+	if (helper_pid == 0) {
+		close(sp[0]);
+		helper_main(conf, sp[1]);
+	}
+	close(sp[1]);
+	channel_init(&helper, sp[0]);
+	if (ev_add(sp[0], POLLIN, helper_event, NULL) == -1)
+		fatal("ev_add");
+}
+
+/* One message to the helper; payload (taken) may be NULL, fd is taken. */
+int
+helper_send(uint32_t type, uint64_t id, int fd, json_t *payload)
+{
+	char *text = NULL;
+	int rv;
+
+	if (payload != NULL && (text = json_dumps(payload, JSON_COMPACT)) ==
+	    NULL) {
+		json_decref(payload);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	json_decref(payload);
+	rv = channel_compose(&helper, type, 0, id, fd, text,
+	    text != NULL ? strlen(text) : 0);
+	free(text);
+	helper_update();
+	return rv;
+}
+
+void
+helper_kill(uint64_t id)
+{
+	if (helper_send(LMSG_KILL, id, -1, NULL) == -1)
+		log_warn("kill %016llx", (unsigned long long)id);
+}
+
+/* Closing the channel tells the helper to end what runs and clean up. */
+void
+helper_stop(void)
+{
+	if (helper.fd == -1)
+		return;
+	(void)channel_flush(&helper);
+	ev_del(helper.fd);
+	close(helper.fd);
+	channel_clear(&helper);
+	helper.fd = -1;
+	while (waitpid(helper_pid, NULL, 0) == -1 && errno == EINTR)
+		;
+}
