@@ -19,7 +19,7 @@ LDLIBS	+= $(PKG_LIBS)
 
 MANPAGES := $(wildcard */*.[158])
 DAEMONS	 = mcpd runnerd approvald brokerd auditd
-CTLS	 = approvalctl auditctl
+CTLS	 = approvalctl auditctl runnerctl
 PROGS	 = $(DAEMONS) $(CTLS)
 
 ifeq ($(SAN),1)

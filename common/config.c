@@ -133,6 +133,7 @@ static const struct yfield mcpd_fields[] = {
 static const struct yfield runnerd_fields[] = {
 	{ "user", STR(struct runnerd_conf, user) },
 	{ "peers", ACL(struct runnerd_conf, peers) },
+	{ "operators", ACL(struct runnerd_conf, operators) },
 	{ "backend", STR(struct runnerd_conf, backend), .choices = backends },
 	{ "runsc", STR(struct runnerd_conf, runsc) },
 	{ "state_dir", STR(struct runnerd_conf, state_dir) },
@@ -348,6 +349,7 @@ config_defaults(struct as_config *c)
 	c->mcpd.call_timeout = 600;
 	c->mcpd.tools = tools_all();
 	strlcpy(c->runnerd.user, "_asrunner", sizeof(c->runnerd.user));
+	/* runnerd.operators stays empty: nobody copies into sessions. */
 	strlcpy(c->runnerd.backend, "gvisor", sizeof(c->runnerd.backend));
 	strlcpy(c->runnerd.runsc, "/usr/bin/runsc", sizeof(c->runnerd.runsc));
 	strlcpy(c->runnerd.state_dir, "/var/lib/agent-sandbox/runner",
@@ -541,6 +543,7 @@ config_print(const struct as_config *c)
 	printf("]\n");
 	printf("runnerd:\n  user: \"%s\"\n", c->runnerd.user);
 	print_acl("peers", &c->runnerd.peers);
+	print_acl("operators", &c->runnerd.operators);
 	printf("  backend: %s\n  runsc: \"%s\"\n  state_dir: \"%s\"\n",
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"

@@ -33,6 +33,7 @@ struct mcpd_conf {
 struct runnerd_conf {
 	char		user[NAME_MAX_LEN];
 	struct peer_acl	peers;		/* runner.sock: mcpd's users */
+	struct peer_acl	operators;	/* runner-control.sock: runnerctl */
 	char		backend[16];	/* gvisor | kubernetes */
 	char		runsc[PATH_MAX];
 	char		state_dir[PATH_MAX];	/* bundles, runsc state, rootfs */

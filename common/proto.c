@@ -40,6 +40,11 @@ msg_type_name(uint32_t type)
 	case MSG_AUDIT_END: return "AUDIT_END";
 	case MSG_AUDIT_ROTATE: return "AUDIT_ROTATE";
 	case MSG_AUDIT_STATS: return "AUDIT_STATS";
+	case MSG_RCTL_SESSIONS: return "RCTL_SESSIONS";
+	case MSG_RCTL_PUT: return "RCTL_PUT";
+	case MSG_RCTL_GET: return "RCTL_GET";
+	case MSG_RCTL_ENTRY: return "RCTL_ENTRY";
+	case MSG_RCTL_END: return "RCTL_END";
 	}
 	snprintf(unknown, sizeof(unknown), "type %u", type);
 	return unknown;

@@ -62,6 +62,17 @@ enum msg_type {
 	MSG_AUDIT_END,		/* payload: none; ends a streamed reply */
 	MSG_AUDIT_ROTATE,	/* payload: none */
 	MSG_AUDIT_STATS,	/* payload: none; answered with one MSG_AUDIT_RECORD */
+
+	/*
+	 * runnerctl -> runnerd over runner-control.sock (operators only).
+	 * An operator reaches any session; each put and get is audited.
+	 */
+	MSG_RCTL_SESSIONS = 600,	/* payload: none */
+	MSG_RCTL_PUT,		/* JSON {"session_id","path","content"} (base64) */
+	MSG_RCTL_GET,		/* JSON {"session_id","path"} */
+	/* runnerd -> runnerctl */
+	MSG_RCTL_ENTRY,		/* JSON: a session, or a put's or get's outcome */
+	MSG_RCTL_END,		/* payload: none; ends a streamed reply */
 };
 
 struct msg_hdr {

@@ -21,6 +21,15 @@ static struct listener	 runner_listener = {
 	.closed = runnerd_closed_mcpd,
 };
 
+/* Operators, through runnerctl: files into and out of any session. */
+static struct listener	 control_listener = {
+	.name = "runner-control.sock",
+	.acl = &runnerd_conf.runnerd.operators,
+	.mode = 0666,
+	.maxconns = 32,
+	.dispatch = runnerd_dispatch_control,
+};
+
 int
 runnerd_dispatch_mcpd(struct conn *c, struct msg *m)
 {
@@ -64,6 +73,8 @@ main(int argc, char *argv[])
 	    session_event);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)
 		fatal("%s", runner_listener.name);
+	if (server_listen(&runnerd_conf, &control_listener) == -1)
+		fatal("%s", control_listener.name);
 	daemon_signals(NULL);
 	paths.rw[0] = runnerd_conf.runtime_dir;
 	priv_drop(runnerd_conf.runnerd.user);

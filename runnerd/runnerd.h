@@ -68,5 +68,12 @@ void	session_call(struct call *);
 void	session_cancel(struct call *);
 void	session_conn_closed(uint32_t);
 void	session_event(enum sbx_session_event, uint64_t, json_t *);
+int	session_operator(uint32_t, uint64_t, uid_t, const char *, json_t *,
+	    char *, size_t);
+json_t	*session_list(void);
+
+/* control.c: runner-control.sock, the operators' runnerctl */
+int	runnerd_dispatch_control(struct conn *, struct msg *);
+void	control_reply(uint32_t, uint64_t, json_t *, const char *);
 
 #endif

@@ -345,6 +345,20 @@ def op_shell(req):
 
 # --- files ---------------------------------------------------------------
 
+def open_dir(name, d):
+    """Directory name in d, never through a link.  gVisor follows a
+    link despite O_NOFOLLOW when O_DIRECTORY is given, so the open is
+    checked against what the name is: a link, or a swap, is refused
+    before anything is made beyond it."""
+    n = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=d)
+    st, opened = os.stat(name, dir_fd=d, follow_symlinks=False), os.fstat(n)
+    if stat.S_ISLNK(st.st_mode) or \
+            (st.st_dev, st.st_ino) != (opened.st_dev, opened.st_ino):
+        os.close(n)
+        raise PermissionError("path must not go through a link")
+    return n
+
+
 def work_open(path, flags, make_dirs):
     """A file below /work, opened one component at a time, no links."""
     if path.startswith(WORK + "/"):
@@ -356,14 +370,12 @@ def work_open(path, flags, make_dirs):
     try:
         for p in parts[:-1]:
             try:
-                n = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                            dir_fd=d)
+                n = open_dir(p, d)
             except FileNotFoundError:
                 if not make_dirs:
                     raise
                 os.mkdir(p, 0o755, dir_fd=d)
-                n = os.open(p, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                            dir_fd=d)
+                n = open_dir(p, d)
             os.close(d)
             d = n
         fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644,

@@ -6,7 +6,8 @@
  * agent's request and of its reply into the MCP result.  The sandbox
  * side is the backend's (sessbox.c for gvisor).  A session has no
  * network and no credential: brokerd is never asked.  One call at a
- * time per session.
+ * time per session, its client's or an operator's (runnerctl's put and
+ * get, which reach any session: control.c).
  */
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "audit.h"
 #include "event.h"
@@ -25,6 +27,17 @@
 #define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
 #define REAP_MS		1000
 #define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
+#define PATH_RULE	"the path must be relative to the session workspace, " \
+			"without \"..\""
+
+/* An operator's put or get, a write_file or read_file of any session. */
+struct op_call {
+	uint32_t		 conn;		/* runnerctl's connection */
+	uint64_t		 reqid;
+	uid_t			 uid;		/* who, for the audit log */
+	const char		*tool;
+	json_t			*args;		/* the tool's, checked */
+};
 
 struct session {
 	TAILQ_ENTRY(session)	 entry;
@@ -34,8 +47,10 @@ struct session {
 	uint64_t		 origin;	/* the call that opened it */
 	int			 ready;
 	struct call		*call;		/* the one in flight */
+	struct op_call		*op;		/* or an operator's */
 	const char		*ending;	/* closing, and why */
 	int64_t			 opened, used;
+	char			 container[NAME_MAX_LEN];
 };
 
 static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
@@ -122,7 +137,7 @@ reap(void *arg)
 		if (now - s->opened >= runnerd_conf.runnerd.session_lifetime *
 		    1000)
 			session_end(s, "its lifetime is over");
-		else if (s->call == NULL && now - s->used >=
+		else if (s->call == NULL && s->op == NULL && now - s->used >=
 		    runnerd_conf.runnerd.session_idle * 1000)
 			session_end(s, "it was idle too long");
 	}
@@ -153,6 +168,13 @@ session_new(struct call *k)
 }
 
 static void
+op_free(struct op_call *op)
+{
+	json_decref(op->args);
+	free(op);
+}
+
+static void
 session_free(struct session *s)
 {
 	TAILQ_REMOVE(&sessions, s, entry);
@@ -177,26 +199,38 @@ path_ok(const char *p)
 	return 1;
 }
 
-/* The agent's request for a call (session-agent.py's OPS). */
+/* The agent's request for a tool's call (session-agent.py's OPS). */
 static json_t *
-agent_request(struct call *k)
+agent_request(const char *tool, json_t *a)
 {
-	json_t *a = k->args;
-
-	if (strcmp(k->tool, "run_python") == 0)
+	if (strcmp(tool, "run_python") == 0)
 		return json_pack("{s:s, s:O}", "op", "python", "code",
 		    json_object_get(a, "code"));
-	if (strcmp(k->tool, "run_shell") == 0)
+	if (strcmp(tool, "run_shell") == 0)
 		return json_pack("{s:s, s:O}", "op", "shell", "command",
 		    json_object_get(a, "command"));
-	if (strcmp(k->tool, "write_file") == 0)
+	if (strcmp(tool, "write_file") == 0)
 		return json_pack("{s:s, s:O, s:O}", "op", "write", "path",
 		    json_object_get(a, "path"), "content",
 		    json_object_get(a, "content"));
-	if (strcmp(k->tool, "read_file") == 0)
+	if (strcmp(tool, "read_file") == 0)
 		return json_pack("{s:s, s:O}", "op", "read", "path",
 		    json_object_get(a, "path"));
 	return json_pack("{s:s}", "op", "reset");
+}
+
+/* Sends a tool's request on to s's agent; -1 if it cannot. */
+static int
+agent_send(struct session *s, const char *tool, json_t *args)
+{
+	json_t *req;
+	int r;
+
+	s->used = ev_now_ms();
+	req = agent_request(tool, args);
+	r = req != NULL ? runnerd_backend->session_call(s->key, req) : -1;
+	json_decref(req);
+	return r;
 }
 
 /* Sends the session's call on to its agent. */
@@ -204,17 +238,36 @@ static void
 session_send(struct session *s)
 {
 	struct call *k = s->call;
-	json_t *req;
-	int r;
 
-	s->used = ev_now_ms();
-	req = agent_request(k);
-	r = req != NULL ? runnerd_backend->session_call(s->key, req) : -1;
-	json_decref(req);
-	if (r == -1) {
+	if (agent_send(s, k->tool, k->args) == -1) {
 		s->call = NULL;
 		call_refuse(k, "tool.failed", "cannot reach the session");
 	}
+}
+
+/*
+ * Session id, ready for a call from conn (0: an operator, who may use
+ * any session), or NULL and why.
+ */
+static struct session *
+session_usable(const char *id, uint32_t conn, char *why, size_t whylen)
+{
+	struct session *s;
+
+	if ((s = session_by_id(id)) == NULL)
+		snprintf(why, whylen, "no session %s: it was closed, reaped "
+		    "or never opened", id);
+	else if (conn != 0 && s->conn != conn)
+		snprintf(why, whylen, "session %s belongs to another client",
+		    id);
+	else if (s->ending != NULL)
+		snprintf(why, whylen, "session %s is closing", id);
+	else if (s->call != NULL || s->op != NULL || !s->ready)
+		snprintf(why, whylen, "session %s is busy with another call",
+		    id);
+	else
+		return s;
+	return NULL;
 }
 
 void
@@ -237,8 +290,7 @@ session_call(struct call *k)
 		return;
 	}
 	if (json_object_get(k->args, "path") != NULL && !path_ok(path)) {
-		call_refuse(k, "tool.failed", "the path must be relative to "
-		    "the session workspace, without \"..\"");
+		call_refuse(k, "tool.failed", PATH_RULE);
 		return;
 	}
 	if (id == NULL) {
@@ -264,18 +316,7 @@ session_call(struct call *k)
 		call_refuse(k, "tool.failed", why);
 		return;
 	}
-	if ((s = session_by_id(id)) == NULL)
-		snprintf(why, sizeof(why), "no session %s: it was closed, "
-		    "reaped or never opened", id);
-	else if (s->conn != k->conn)
-		snprintf(why, sizeof(why), "session %s belongs to another "
-		    "client", id);
-	else if (s->ending != NULL)
-		snprintf(why, sizeof(why), "session %s is closing", id);
-	else if (s->call != NULL || !s->ready)
-		snprintf(why, sizeof(why), "session %s is busy with another "
-		    "call", id);
-	else {
+	if ((s = session_usable(id, k->conn, why, sizeof(why))) != NULL) {
 		s->call = k;
 		if (strcmp(k->tool, "close_session") == 0)
 			session_end(s, "closed by its client");
@@ -284,6 +325,174 @@ session_call(struct call *k)
 		return;
 	}
 	call_refuse(k, "tool.failed", why);
+}
+
+static json_t *
+op_fields(struct session *s, struct op_call *op, json_int_t bytes)
+{
+	return json_pack("{s:I, s:s, s:O, s:I}", "uid", (json_int_t)op->uid,
+	    "session_id", s->id, "path", json_object_get(op->args, "path"),
+	    "bytes", bytes);
+}
+
+/* Ends an operator's request with why, recorded if it got that far. */
+static void
+op_fail(struct session *s, struct op_call *op, const char *why)
+{
+	json_t *f;
+
+	if ((f = op_fields(s, op, 0)) != NULL) {
+		json_object_del(f, "bytes");
+		json_object_set_new(f, "tool", json_string(op->tool));
+		json_object_set_new(f, "error", json_string(why));
+	}
+	if (audit_emit("operator.failed", s->origin, f) == -1)
+		log_warnx("session %s: an operator's failed %s not recorded",
+		    s->id, op->tool);
+	control_reply(op->conn, op->reqid, NULL, why);
+	op_free(op);
+}
+
+/* The length of base64 text the tool's schema has checked. */
+static json_int_t
+base64_bytes(const char *b64)
+{
+	size_t n = strlen(b64);
+
+	return (json_int_t)(n / 4 * 3 - (n > 0 && b64[n - 1] == '=') -
+	    (n > 1 && b64[n - 2] == '='));
+}
+
+/*
+ * An operator's write_file or read_file (runnerctl put and get): the
+ * tool's request to the agent, on any session.  An upload is recorded
+ * before a byte is written, a download before a byte is handed over.
+ * 0 and control_reply() later, or -1 and why.
+ */
+int
+session_operator(uint32_t conn, uint64_t reqid, uid_t uid, const char *tool,
+    json_t *args, char *why, size_t whylen)
+{
+	struct session *s;
+	struct op_call *op;
+	const char *id, *content;
+
+	id = json_string_value(json_object_get(args, "session_id"));
+	content = json_string_value(json_object_get(args, "content"));
+	if (!path_ok(json_string_value(json_object_get(args, "path")))) {
+		snprintf(why, whylen, PATH_RULE);
+		return -1;
+	}
+	if (id == NULL || (s = session_usable(id, 0, why, whylen)) == NULL)
+		return -1;
+	if ((op = calloc(1, sizeof(*op))) == NULL)
+		fatal("operator");
+	op->conn = conn;
+	op->reqid = reqid;
+	op->uid = uid;
+	op->tool = tool;
+	op->args = json_incref(args);
+	if (content != NULL && audit_emit("operator.upload", s->origin,
+	    op_fields(s, op, base64_bytes(content))) == -1) {
+		op_free(op);
+		snprintf(why, whylen, "audit log unavailable: nothing was "
+		    "written");
+		return -1;
+	}
+	log_info("session %s: uid %u %s %s", s->id, (unsigned)uid, content !=
+	    NULL ? "uploads" : "downloads", json_string_value(
+	    json_object_get(args, "path")));
+	s->op = op;
+	if (agent_send(s, tool, args) == -1) {
+		s->op = NULL;
+		op_fail(s, op, "cannot reach the session");
+	}
+	return 0;
+}
+
+/* The agent's answer to an operator's put or get. */
+static void
+op_done(struct session *s, json_t *reply)
+{
+	struct op_call *op = s->op;
+	const char *err, *path;
+	json_t *content, *entry;
+	json_int_t bytes;
+	char why[512];
+
+	s->op = NULL;
+	s->used = ev_now_ms();
+	path = json_string_value(json_object_get(op->args, "path"));
+	err = json_string_value(json_object_get(reply, "error"));
+	bytes = json_integer_value(json_object_get(reply, "bytes"));
+	content = strcmp(op->tool, "read_file") == 0 ?
+	    json_object_get(reply, "content") : NULL;
+	why[0] = '\0';
+	if (err != NULL)
+		snprintf(why, sizeof(why), "%s: %s", op->tool, err);
+	else if (json_is_true(json_object_get(reply, "truncated")))
+		snprintf(why, sizeof(why), "%s is larger than %ld bytes "
+		    "(runnerd.output_max): not copied", path,
+		    runnerd_conf.runnerd.output_max);
+	else if (content != NULL && !json_is_string(content))
+		snprintf(why, sizeof(why), "the session agent sent no content");
+	else if (content != NULL && audit_emit("operator.download",
+	    s->origin, op_fields(s, op, bytes)) == -1)
+		snprintf(why, sizeof(why), "audit log unavailable: the content "
+		    "is withheld");
+	if (why[0] != '\0') {
+		op_fail(s, op, why);
+		return;
+	}
+	entry = json_pack("{s:s, s:s, s:I, s:O*}", "session_id", s->id, "path",
+	    path, "bytes", bytes, "content", content);
+	control_reply(op->conn, op->reqid, entry, "out of memory");
+	op_free(op);
+}
+
+/* A monotonic time (ev_now_ms) as the UTC time it was. */
+static json_t *
+wall_time(int64_t mono_ms)
+{
+	struct timespec now;
+	struct tm tm;
+	time_t t;
+	char buf[32];
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	t = now.tv_sec - (time_t)((ev_now_ms() - mono_ms) / 1000);
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+/* The open sessions, for runnerctl sessions; owner 0: its client left. */
+json_t *
+session_list(void)
+{
+	struct session *s;
+	struct conn *c;
+	json_t *a, *e;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	TAILQ_FOREACH(s, &sessions, entry) {
+		e = json_pack("{s:s, s:I, s:o, s:o, s:s, s:s}", "session_id",
+		    s->id, "owner", (json_int_t)s->conn, "created",
+		    wall_time(s->opened), "used", wall_time(s->used),
+		    "container", s->container, "state", s->ending != NULL ?
+		    "closing" : !s->ready ? "opening" : s->call != NULL ||
+		    s->op != NULL ? "busy" : "idle");
+		if (e != NULL && s->conn != 0 && (c = conn_find(s->conn)) !=
+		    NULL)
+			json_object_set_new(e, "owner_uid",
+			    json_integer(c->cred.uid));
+		if (e == NULL || json_array_append_new(a, e) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
 }
 
 void
@@ -447,9 +656,13 @@ audit_fields(struct session *s)
 static void
 session_ready(struct session *s, json_t *j)
 {
+	const char *cid;
+
 	if (s->ready || s->call == NULL)
 		return;
 	s->ready = 1;
+	if ((cid = json_string_value(json_object_get(j, "container"))) != NULL)
+		strlcpy(s->container, cid, sizeof(s->container));
 	if (audit_emit("sandbox.started", s->origin, json_pack("{s:s, s:s,"
 	    " s:s, s:O*, s:O*, s:O*}", "tool", s->call->tool, "backend",
 	    runnerd_backend->name, "session_id", s->id, "container",
@@ -496,6 +709,12 @@ session_ended(struct session *s, json_t *j)
 			call_finish(k, text_result(1, text, NULL), audit);
 		}
 	}
+	if (s->op != NULL) {
+		snprintf(text, sizeof(text), "session %s ended: %s", s->id,
+		    why);
+		op_fail(s, s->op, text);
+		s->op = NULL;
+	}
 	session_free(s);
 }
 
@@ -513,6 +732,10 @@ session_event(enum sbx_session_event ev, uint64_t key, json_t *j)
 		session_ready(s, j);
 		break;
 	case SBX_SESSION_REPLY:
+		if (s->op != NULL) {
+			op_done(s, j);
+			break;
+		}
 		if ((k = s->call) == NULL || !s->ready)
 			break;
 		audit = audit_fields(s);

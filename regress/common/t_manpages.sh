@@ -10,7 +10,8 @@ lint_head()
 lint_body()
 {
 	src=$(atf_config_get srcdir)
-	for p in mcpd runnerd approvald brokerd auditd approvalctl auditctl; do
+	for p in mcpd runnerd approvald brokerd auditd approvalctl auditctl \
+	    runnerctl; do
 		ls "$src"/*/"$p".[158] >/dev/null 2>&1 ||
 		    atf_fail "no manual for $p"
 	done

@@ -35,6 +35,8 @@ TYPES = {
     "AUDIT_EVENT": 500, "AUDIT_ACK": 501, "AUDIT_TAIL": 502,
     "AUDIT_SHOW": 503, "AUDIT_RECORD": 504, "AUDIT_END": 505,
     "AUDIT_ROTATE": 506, "AUDIT_STATS": 507,
+    "RCTL_SESSIONS": 600, "RCTL_PUT": 601, "RCTL_GET": 602,
+    "RCTL_ENTRY": 603, "RCTL_END": 604,
 }
 NAMES = {v: k for k, v in TYPES.items()}
 # MSG_PING and the rest, under their names in proto.h, from the one table.
