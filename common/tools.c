@@ -22,6 +22,11 @@
 	"'minLength':1,'maxLength':64,'description':'" what "'}"
 #define SESSION_ID	SESSION_ID_OF("Session to use; omitted: a new " \
 	"session, whose id the result gives")
+/* Every tool takes the approval a person granted when its tier asks. */
+#define APPROVAL_ID \
+	",'approval_id':{'type':'string','pattern':'^apr-[A-Za-z0-9_-]+$'," \
+	"'maxLength':128,'description':'Approval granted through " \
+	"approvalctl, when the policy asks for one'}"
 #define REL_PATH(what) \
 	"{'type':'string','format':'relative-path','minLength':1," \
 	"'maxLength':1024,'description':'" what "'}"
@@ -45,7 +50,7 @@ static const struct tool_def tools[] = {
 		    "{'type':'string','format':'dns-1123-label',"
 		    "'pattern':'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',"
 		    "'minLength':1,'maxLength':63,"
-		    "'description':'Namespace (a DNS-1123 label)'}},"
+		    "'description':'Namespace (a DNS-1123 label)'}" APPROVAL_ID "},"
 		    "'required':['namespace'],'additionalProperties':false}",
 		.output_schema = "{'type':'object','properties':{"
 		    "'namespace':{'type':'string'},'pods':{'type':'array',"
@@ -65,7 +70,7 @@ static const struct tool_def tools[] = {
 		    "destructive ones first. Changes nothing.",
 		.input_schema = "{'type':'object','properties':{'working_dir':"
 		    REL_PATH("Module directory, relative to the configured "
-		    "Terraform root") "},'required':['working_dir'],"
+		    "Terraform root") APPROVAL_ID "},'required':['working_dir'],"
 		    "'additionalProperties':false}",
 		.output_schema = "{'type':'object','properties':{"
 		    "'working_dir':{'type':'string'},"
@@ -86,9 +91,7 @@ static const struct tool_def tools[] = {
 		    "granted out of band: apply exactly the approved plan.",
 		.input_schema = "{'type':'object','properties':{'working_dir':"
 		    REL_PATH("Module directory, relative to the configured "
-		    "Terraform root") ",'approval_id':{'type':'string',"
-		    "'pattern':'^apr-[A-Za-z0-9_-]+$','maxLength':128,"
-		    "'description':'Approval granted through approvalctl'}},"
+		    "Terraform root") APPROVAL_ID "},"
 		    "'required':['working_dir'],'additionalProperties':false}",
 		.output_schema = "{'type':'object','properties':{"
 		    "'status':{'type':'string'},"
@@ -107,7 +110,7 @@ static const struct tool_def tools[] = {
 		    "same session.",
 		.input_schema = "{'type':'object','properties':{'code':"
 		    "{'type':'string','minLength':1,'maxLength':1048576},"
-		    SESSION_ID "},'required':['code'],"
+		    SESSION_ID APPROVAL_ID "},'required':['code'],"
 		    "'additionalProperties':false}",
 		.output_schema = RUN_OUTPUT,
 		.hints = TOOL_DESTRUCTIVE,
@@ -120,7 +123,7 @@ static const struct tool_def tools[] = {
 		    "the same session.",
 		.input_schema = "{'type':'object','properties':{'command':"
 		    "{'type':'string','minLength':1,'maxLength':1048576},"
-		    SESSION_ID "},'required':['command'],"
+		    SESSION_ID APPROVAL_ID "},'required':['command'],"
 		    "'additionalProperties':false}",
 		.output_schema = RUN_OUTPUT,
 		.hints = TOOL_DESTRUCTIVE,
@@ -134,7 +137,7 @@ static const struct tool_def tools[] = {
 		    REL_PATH("File path inside the session workspace")
 		    ",'content':{'type':'string','contentEncoding':'base64',"
 		    "'maxLength':2800000},"
-		    SESSION_ID "},'required':['path','content'],"
+		    SESSION_ID APPROVAL_ID "},'required':['path','content'],"
 		    "'additionalProperties':false}",
 		.output_schema = "{'type':'object','properties':{"
 		    "'session_id':{'type':'string'},'path':{'type':'string'},"
@@ -149,7 +152,7 @@ static const struct tool_def tools[] = {
 		    "content comes back in base64.",
 		.input_schema = "{'type':'object','properties':{'path':"
 		    REL_PATH("File path inside the session workspace") ","
-		    SESSION_ID "},'required':['path'],"
+		    SESSION_ID APPROVAL_ID "},'required':['path'],"
 		    "'additionalProperties':false}",
 		.output_schema = "{'type':'object','properties':{"
 		    "'session_id':{'type':'string'},'path':{'type':'string'},"
@@ -161,10 +164,10 @@ static const struct tool_def tools[] = {
 	{
 		.name = "reset",
 		.title = "Reset session",
-		.description = "Discard a session's files and processes and "
-		    "start it afresh under the same id.",
+		.description = "Clear a session's Python state (variables and "
+		    "imports); its files stay.",
 		.input_schema = "{'type':'object','properties':{"
-		    SESSION_ID_OF("Session to reset") "},"
+		    SESSION_ID_OF("Session to reset") APPROVAL_ID "},"
 		    "'required':['session_id'],'additionalProperties':false}",
 		.output_schema = SESSION_OUTPUT("reset"),
 		.hints = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
@@ -174,7 +177,7 @@ static const struct tool_def tools[] = {
 		.title = "Close session",
 		.description = "End a session and delete its workspace.",
 		.input_schema = "{'type':'object','properties':{"
-		    SESSION_ID_OF("Session to close") "},"
+		    SESSION_ID_OF("Session to close") APPROVAL_ID "},"
 		    "'required':['session_id'],'additionalProperties':false}",
 		.output_schema = SESSION_OUTPUT("closed"),
 		.hints = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,

@@ -219,7 +219,6 @@ decide(uint32_t connid, uint64_t id, json_t *call)
 	json_t *reply, *egress;
 	const char *decision, *reason, *tool;
 	char why[256];
-	int waits;
 
 	tool = json_string_value(json_object_get(call, "tool"));
 	if (peer_request("approval.sock", MSG_DECIDE, id, json_pack("{s:O,"
@@ -239,13 +238,9 @@ decide(uint32_t connid, uint64_t id, json_t *call)
 		json_decref(reply);
 		return NULL;
 	}
-	/* terraform_apply always waits for a person, whatever its tier. */
-	waits = strcmp(tool, "terraform_apply") == 0;
 	if (decision == NULL || (strcmp(decision, "allow") != 0 &&
-	    (strcmp(decision, "approval_required") != 0 || !waits))) {
-		snprintf(why, sizeof(why), "%s: %s", decision != NULL &&
-		    strcmp(decision, "approval_required") == 0 ?
-		    "approval required" : "denied by policy",
+	    strcmp(decision, "approval_required") != 0)) {
+		snprintf(why, sizeof(why), "denied by policy: %s",
 		    reason != NULL ? reason : "no reason given");
 		refuse(connid, id, "tool.denied", why);
 		json_decref(reply);
@@ -258,6 +253,65 @@ decide(uint32_t connid, uint64_t id, json_t *call)
 		return NULL;
 	}
 	return reply;
+}
+
+/*
+ * A person in the loop, for every tool but terraform_apply (whose
+ * approval binds a plan: terraform.c).  Without approval_id the call
+ * stops at a pending approval bound to its tool and arguments; with the
+ * approval a person granted, approvald spends it and the call goes on,
+ * without the approval_id.  0 to go on, -1 when the call ended here.
+ */
+static int
+approval_gate(uint32_t connid, uint64_t id, const char *tool, json_t *args)
+{
+	const char *aid, *expires;
+	char why[256], *text;
+	json_t *reply;
+
+	if ((aid = json_string_value(json_object_get(args, "approval_id"))) !=
+	    NULL) {
+		if (peer_request("approval.sock", MSG_APPROVAL_SPEND, id,
+		    json_pack("{s:s, s:s, s:O}", "approval_id", aid, "tool",
+		    tool, "arguments", args), MSG_APPROVAL_SPENT, &reply, NULL,
+		    why, sizeof(why)) == -1) {
+			refuse(connid, id, "tool.denied", why);
+			return -1;
+		}
+		json_decref(reply);
+		json_object_del(args, "approval_id");
+		return 0;
+	}
+	if (peer_request("approval.sock", MSG_APPROVAL_REQUEST, id,
+	    json_pack("{s:s, s:O, s:n}", "tool", tool, "arguments", args,
+	    "plan_digest"), MSG_APPROVAL_CREATED, &reply, NULL, why,
+	    sizeof(why)) == -1) {
+		refuse(connid, id, "tool.failed", why);
+		return -1;
+	}
+	aid = json_string_value(json_object_get(reply, "approval_id"));
+	expires = json_string_value(json_object_get(reply, "expires_at"));
+	if (aid == NULL || asprintf(&text, "Not run: the policy asks a "
+	    "person to approve this call.\nAn operator reviews it and "
+	    "approves it out of band:\n  approvalctl show %s\n  approvalctl "
+	    "approve %s\nThen make the same call again with approval_id "
+	    "\"%s\"; the approval expires at %s and works once.\n", aid, aid,
+	    aid, expires != NULL ? expires : "?") == -1) {
+		json_decref(reply);
+		refuse(connid, id, "tool.failed", "approvald gave no approval "
+		    "id");
+		return -1;
+	}
+	if (audit_emit("tool.result", id, json_pack("{s:b, s:s, s:s}",
+	    "isError", 1, "status", "pending_approval", "approval_id",
+	    aid)) == -1)
+		refuse(connid, id, NULL, "audit log unavailable: nothing was "
+		    "run");
+	else
+		send_result(connid, id, text_result(1, text, NULL));
+	free(text);
+	json_decref(reply);
+	return -1;
 }
 
 /* Asks brokerd; the secret, if any, comes back as a sealed memfd. */
@@ -348,6 +402,13 @@ call_start(struct conn *c, struct msg *m)
 	}
 	if ((decision = decide(c->id, req.id, call)) == NULL)
 		goto out;
+	if (strcmp(tool, "terraform_apply") != 0 &&
+	    strcmp(json_string_value(json_object_get(decision, "decision")),
+	    "approval_required") == 0 &&
+	    approval_gate(c->id, req.id, tool, args) == -1) {
+		json_decref(decision);
+		goto out;
+	}
 	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
 	    NULL)
 		fatal("call");
