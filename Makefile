@@ -184,6 +184,6 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 	if [ -z "$(DESTDIR)" ]; then scripts/create-users; fi
 
 clean:
-	rm -rf obj obj-asan
+	rm -rf obj obj-asan obj-fuzz
 
 .PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench verify
