@@ -93,8 +93,11 @@ FUZZ_TIME ?= 60
 # clang-14 flags the { NULL } sentinels of the yfield tables, gcc does not.
 FUZZ_FLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 
+# A target may stand in for some of its daemon's files with stubs.
+FUZZ_STUBBED_fuzz_jsonrpc := mcpd/runner.o
+
 define fuzz_rule
-$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(LIBCOMMON)
+$(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o $$(addprefix $(BUILD)/,$$(FUZZ_STUBBED_$$(notdir $(1)))),$$($(2)_OBJS)) $(LIBCOMMON)
 	@echo "  LD      $$@"
 	@$$(CC) -fsanitize=fuzzer,address,undefined -o $$@ $$^ $$(LDLIBS)
 endef

@@ -3,7 +3,7 @@
  * the JSON-RPC classifier and every MCP method mcpd serves.  runner.c
  * is replaced by the stubs below, so a tools/call that passes its
  * checks is "forwarded" to nowhere and cancelled after each input.
- * Build and run: regress/mcpd/fuzz.sh (clang-14).
+ * Built and run by make fuzz (clang-14), without mcpd/runner.o.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "mcpd.h"
+#include "../../mcpd/mcpd.h"
 #include "tools.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -3,15 +3,7 @@
  * sandbox the agent's module ran in.  The input is the plan JSON and also
  * the plan text, with the signals on, so both readings run on every input.
  *
- * Not built by make; from the top of the tree:
- *	mkdir -p obj-fuzz && clang-14 -g -O1 -D_GNU_SOURCE -Icommon \
- *	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *	    $(pkg-config --cflags jansson) -o obj-fuzz/fuzz_tfplan \
- *	    regress/runnerd/fuzz_tfplan.c runnerd/tfplan.c common/cjson.c \
- *	    $(pkg-config --libs jansson libcrypto)
- *	cp -r regress/runnerd/corpus-tfplan obj-fuzz/corpus
- *	obj-fuzz/fuzz_tfplan -max_total_time=60 \
- *	    -dict=regress/runnerd/fuzz_tfplan.dict obj-fuzz/corpus
+ * Built and run by make fuzz (clang-14).
  */
 #include <stddef.h>
 #include <stdint.h>
