@@ -1,4 +1,3 @@
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,32 +91,6 @@ request_payload(const struct parse_result *res)
 	return s;
 }
 
-static json_t *
-entry_of(const struct msg *m)
-{
-	json_t *e;
-
-	if (m->hdr.type != MSG_CTL_ENTRY ||
-	    (e = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
-		fatalx("unexpected %s reply", msg_type_name(m->hdr.type));
-	return e;
-}
-
-/* Entries until CTL_END; 1 when the daemon refused. */
-static int
-collect(struct channel *ch, struct msg *m, json_t *entries)
-{
-	for (;;) {
-		if (m->hdr.type == MSG_CTL_END)
-			return 0;
-		json_array_append_new(entries, entry_of(m));
-		if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1)
-			fatal("reply");
-		if (ctl_error(m))
-			return 1;
-	}
-}
-
 static int
 watch(struct channel *ch, const struct output *out)
 {
@@ -132,7 +105,7 @@ watch(struct channel *ch, const struct output *out)
 			fatal("watch");
 		if (ctl_error(&m))
 			return 1;
-		e = entry_of(&m);
+		e = ctl_entry(&m, MSG_CTL_ENTRY);
 		out->event(e);
 		json_decref(e);
 	}
@@ -141,12 +114,8 @@ watch(struct channel *ch, const struct output *out)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct sandbox_paths none = { .rw = { NULL }, .ro = { NULL } };
-	const struct output *out = &output_text;
+	const struct output *out;
 	const char *conffile = CONF_DEFAULT;
 	const struct token *t;
 	struct parse_result res;
@@ -155,23 +124,14 @@ main(int argc, char *argv[])
 	struct msg m;
 	json_t *entries;
 	char *payload;
-	int c, r;
+	int json = 0, first, r;
 
 	log_procinit("approvalctl");
 	log_init(1, LOG_USER);
-	while ((c = getopt_long(argc, argv, "+f:j", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			conffile = optarg;
-			break;
-		case 'j':
-			out = &output_json;
-			break;
-		default:
-			usage();
-		}
-	}
-	t = parse(argc - optind, argv + optind, &res);
+	if ((first = ctl_options(argc, argv, &conffile, &json)) == -1)
+		usage();
+	out = json ? &output_json : &output_text;
+	t = parse(argc - first, argv + first, &res);
 	ctl_open(&ch, conffile, "control.sock", &conf);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);
@@ -187,7 +147,7 @@ main(int argc, char *argv[])
 		return 1;
 	if ((entries = json_array()) == NULL)
 		fatalx("out of memory");
-	if (collect(&ch, &m, entries) == 1)
+	if (ctl_collect(&ch, &m, MSG_CTL_ENTRY, MSG_CTL_END, entries) == 1)
 		return 1;
 	out->result(res.action, entries);
 	json_decref(entries);

@@ -4,14 +4,7 @@
 #include <string.h>
 
 #include "approvalctl.h"
-
-static const char *
-str(const json_t *e, const char *key)
-{
-	const char *s = json_string_value(json_object_get(e, key));
-
-	return s != NULL ? s : "-";
-}
+#include "ctl.h"
 
 static void
 print_compact(const json_t *j)
@@ -28,8 +21,8 @@ print_compact(const json_t *j)
 static void
 text_row(const json_t *e)
 {
-	printf("%-36s  %-8s  %-18s  %-20s  ", str(e, "approval_id"),
-	    str(e, "state"), str(e, "tool"), str(e, "expires_at"));
+	printf("%-36s  %-8s  %-18s  %-20s  ", ctl_str(e, "approval_id"),
+	    ctl_str(e, "state"), ctl_str(e, "tool"), ctl_str(e, "expires_at"));
 	print_compact(json_object_get(e, "arguments"));
 	if (json_is_true(json_object_get(e, "destructive")))
 		fputs("  DESTRUCTIVE", stdout);
@@ -43,14 +36,15 @@ text_decided(const json_t *e)
 
 	if (!json_is_object(by))
 		return;
-	printf("decided:      %s by %s (uid %lld) at %s\n", str(e, "state"),
-	    str(by, "user"), (long long)json_integer_value(json_object_get(by,
-	    "uid")), str(e, "decided_at"));
+	printf("decided:      %s by %s (uid %lld) at %s\n",
+	    ctl_str(e, "state"), ctl_str(by, "user"),
+	    (long long)json_integer_value(json_object_get(by, "uid")),
+	    ctl_str(e, "decided_at"));
 	if (json_is_string(json_object_get(e, "reason")))
-		printf("reason:       %s\n", str(e, "reason"));
+		printf("reason:       %s\n", ctl_str(e, "reason"));
 	if (json_is_string(json_object_get(e, "spent_at")))
-		printf("spent:        at %s by %s\n", str(e, "spent_at"),
-		    str(e, "spent_by_request"));
+		printf("spent:        at %s by %s\n", ctl_str(e, "spent_at"),
+		    ctl_str(e, "spent_by_request"));
 }
 
 static void
@@ -92,7 +86,7 @@ text_summary(const json_t *s)
 		printf("  %s ", json_is_true(json_object_get(r,
 		    "destructive")) ? "!!" : "  ");
 		text_actions(json_object_get(r, "actions"));
-		printf("  %s%s", str(r, "address"),
+		printf("  %s%s", ctl_str(r, "address"),
 		    json_is_true(json_object_get(r, "destructive")) ?
 		    "  (destructive)" : "");
 		json_array_foreach(json_object_get(r, "forced_by"), j, f)
@@ -114,13 +108,14 @@ text_show(const json_t *e)
 	const char *text = json_string_value(json_object_get(e, "plan_text"));
 
 	printf("approval:     %s\nstate:        %s\ntool:         %s\n"
-	    "parameters:   ", str(e, "approval_id"), str(e, "state"),
-	    str(e, "tool"));
+	    "parameters:   ", ctl_str(e, "approval_id"), ctl_str(e, "state"),
+	    ctl_str(e, "tool"));
 	print_compact(json_object_get(e, "arguments"));
 	printf("\nrequest:      %s\ncreated:      %s\nexpires:      %s\n",
-	    str(e, "request_id"), str(e, "created_at"), str(e, "expires_at"));
+	    ctl_str(e, "request_id"), ctl_str(e, "created_at"),
+	    ctl_str(e, "expires_at"));
 	text_decided(e);
-	printf("plan digest:  %s\n", str(e, "plan_digest"));
+	printf("plan digest:  %s\n", ctl_str(e, "plan_digest"));
 	text_summary(json_object_get(e, "summary"));
 	if (text != NULL && *text != '\0')
 		printf("\n%s%s", text, text[strlen(text) - 1] == '\n' ? "" :
@@ -150,8 +145,8 @@ text_result(enum action a, const json_t *entries)
 		break;
 	default:
 		json_array_foreach(entries, i, e)
-			printf("%s %s\n", str(e, "approval_id"),
-			    str(e, "state"));
+			printf("%s %s\n", ctl_str(e, "approval_id"),
+			    ctl_str(e, "state"));
 		break;
 	}
 }

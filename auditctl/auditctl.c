@@ -314,33 +314,19 @@ static const struct command {
 int
 main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct ctx x;
 	size_t i;
-	int c;
+	int json = 0, first;
 
 	memset(&x, 0, sizeof(x));
 	x.conffile = CONF_DEFAULT;
-	x.out = &output_text;
 	log_procinit("auditctl");
 	log_init(1, LOG_USER);
-	while ((c = getopt_long(argc, argv, "+f:j", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			x.conffile = optarg;
-			break;
-		case 'j':
-			x.out = &output_json;
-			break;
-		default:
-			usage();
-		}
-	}
-	argc -= optind;
-	argv += optind;
+	if ((first = ctl_options(argc, argv, &x.conffile, &json)) == -1)
+		usage();
+	x.out = json ? &output_json : &output_text;
+	argc -= first;
+	argv += first;
 	if (argc < 1)
 		usage();
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

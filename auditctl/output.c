@@ -5,14 +5,7 @@
 
 #include "auditctl.h"
 #include "cjson.h"
-
-static const char *
-str(const json_t *j, const char *key)
-{
-	const char *s = json_string_value(json_object_get(j, key));
-
-	return s != NULL ? s : "-";
-}
+#include "ctl.h"
 
 /* time #seq daemon event request_id {fields} */
 static void
@@ -21,9 +14,9 @@ text_record(const json_t *r)
 	char *fields;
 
 	fields = cjson_dump(json_object_get(r, "fields"));
-	printf("%s #%lld %s %s %s %s\n", str(r, "time"),
+	printf("%s #%lld %s %s %s %s\n", ctl_str(r, "time"),
 	    (long long)json_integer_value(json_object_get(r, "seq")),
-	    str(r, "daemon"), str(r, "event"), str(r, "request_id"),
+	    ctl_str(r, "daemon"), ctl_str(r, "event"), ctl_str(r, "request_id"),
 	    fields != NULL ? fields : "{}");
 	free(fields);
 	fflush(stdout);

@@ -1,3 +1,4 @@
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,4 +82,72 @@ ctl_ping(struct channel *ch)
 	printf("%.*s pid %u protocol %u: alive\n", (int)sizeof(p->proc),
 	    p->proc, p->pid, p->version);
 	return 0;
+}
+
+/*
+ * The options before the command, the same for every ctl tool: -f file
+ * and -j (--json).  The index of the command, or -1 on a bad option.
+ */
+int
+ctl_options(int argc, char **argv, const char **conffile, int *json)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+f:j", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			*conffile = optarg;
+			break;
+		case 'j':
+			*json = 1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return optind;
+}
+
+/* One entry of a streamed reply: a JSON frame of the given type. */
+json_t *
+ctl_entry(const struct msg *m, uint32_t type)
+{
+	json_t *e;
+
+	if (m->hdr.type != type ||
+	    (e = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+		fatalx("unexpected %s reply", msg_type_name(m->hdr.type));
+	return e;
+}
+
+/*
+ * Entries into entries until the end frame, starting with the reply in
+ * m: 0, or 1 when the daemon refused on the way.
+ */
+int
+ctl_collect(struct channel *ch, struct msg *m, uint32_t entry, uint32_t end,
+    json_t *entries)
+{
+	for (;;) {
+		if (m->hdr.type == end)
+			return 0;
+		json_array_append_new(entries, ctl_entry(m, entry));
+		if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1)
+			fatal("reply");
+		if (ctl_error(m))
+			return 1;
+	}
+}
+
+/* A string member for a person to read; "-" when there is none. */
+const char *
+ctl_str(const json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+
+	return s != NULL ? s : "-";
 }

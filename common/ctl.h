@@ -1,6 +1,11 @@
-/* What approvalctl and auditctl share: finding and greeting their daemon. */
+/*
+ * What the ctl tools share: their options, finding and greeting their
+ * daemon, and reading its streamed replies.
+ */
 #ifndef AS_CTL_H
 #define AS_CTL_H
+
+#include <jansson.h>
 
 #include "config.h"
 #include "frame.h"
@@ -13,5 +18,10 @@ int	 ctl_error(const struct msg *);
 int	 ctl_request(struct channel *, uint32_t, const void *, size_t,
 	    struct msg *);
 int	 ctl_ping(struct channel *);
+int	 ctl_options(int, char **, const char **, int *);
+json_t	*ctl_entry(const struct msg *, uint32_t);
+const char *ctl_str(const json_t *, const char *);
+int	 ctl_collect(struct channel *, struct msg *, uint32_t, uint32_t,
+	    json_t *);
 
 #endif

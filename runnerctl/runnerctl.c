@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,26 +132,6 @@ request_payload(const struct parse_result *res, int fd)
 	return s;
 }
 
-/* Entries until RCTL_END; 1 when the daemon refused. */
-static int
-collect(struct channel *ch, struct msg *m, json_t *entries)
-{
-	json_t *e;
-
-	for (;;) {
-		if (m->hdr.type == MSG_RCTL_END)
-			return 0;
-		if (m->hdr.type != MSG_RCTL_ENTRY || (e = json_loadb((const
-		    char *)m->data, m->len, 0, NULL)) == NULL)
-			fatalx("unexpected %s reply", msg_type_name(m->hdr.type));
-		json_array_append_new(entries, e);
-		if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1)
-			fatal("reply");
-		if (ctl_error(m))
-			return 1;
-	}
-}
-
 /* A get's content, decoded into fd; drops it from the entry. */
 static void
 save(int fd, const char *name, json_t *e)
@@ -183,12 +162,8 @@ save(int fd, const char *name, json_t *e)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct sandbox_paths none = { .rw = { NULL }, .ro = { NULL } };
-	const struct output *out = &output_text;
+	const struct output *out;
 	const char *conffile = CONF_DEFAULT;
 	const struct token *t;
 	struct parse_result res;
@@ -197,23 +172,14 @@ main(int argc, char *argv[])
 	struct msg m;
 	json_t *entries;
 	char *payload;
-	int c, fd = -1, r;
+	int json = 0, first, fd = -1, r;
 
 	log_procinit("runnerctl");
 	log_init(1, LOG_USER);
-	while ((c = getopt_long(argc, argv, "+f:j", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			conffile = optarg;
-			break;
-		case 'j':
-			out = &output_json;
-			break;
-		default:
-			usage();
-		}
-	}
-	t = parse(argc - optind, argv + optind, &res);
+	if ((first = ctl_options(argc, argv, &conffile, &json)) == -1)
+		usage();
+	out = json ? &output_json : &output_text;
+	t = parse(argc - first, argv + first, &res);
 	ctl_open(&ch, conffile, "runner-control.sock", &conf);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);
@@ -236,7 +202,7 @@ main(int argc, char *argv[])
 	}
 	if ((entries = json_array()) == NULL)
 		fatalx("out of memory");
-	if (collect(&ch, &m, entries) == 1)
+	if (ctl_collect(&ch, &m, MSG_RCTL_ENTRY, MSG_RCTL_END, entries) == 1)
 		return 1;
 	if (res.action == A_GET)
 		save(fd, res.local, json_array_get(entries, 0));
