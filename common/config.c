@@ -320,6 +320,7 @@ static const struct yfield kube_fields[] = {
 	{ "image", STR(struct kube_conf, image) },
 	{ "ttl_after_finished", NUM(YF_SECONDS, struct kube_conf, ttl_after_finished, 0, 7 * 86400) },
 	{ "pvc", STR(struct kube_conf, pvc) },
+	{ "pvc_path", STR(struct kube_conf, pvc_path) },
 	{ NULL }
 };
 
@@ -559,10 +560,12 @@ config_print(const struct as_config *c)
 	    c->runnerd.sessions_per_client, c->runnerd.warm_pool);
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
-	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n",
+	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"
+	    "  pvc_path: \"%s\"\n",
 	    c->kubernetes.kubeconfig, c->kubernetes.namespace,
 	    c->kubernetes.runtime_class, c->kubernetes.image,
-	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc);
+	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc,
+	    c->kubernetes.pvc_path);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);

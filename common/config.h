@@ -61,6 +61,7 @@ struct kube_conf {
 	char		image[256];	/* the runner image */
 	long		ttl_after_finished;	/* seconds, should runnerd miss it */
 	char		pvc[NAME_MAX_LEN];	/* terraform's claim; "" = none */
+	char		pvc_path[PATH_MAX];	/* where this host sees it */
 };
 
 struct approvald_conf {

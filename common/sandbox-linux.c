@@ -82,6 +82,19 @@ static const int runnerd_syscalls[] = {
 	SC_END
 };
 
+/*
+ * runnerd's claim keeper: copies and removes files on terraform's claim
+ * (Landlock holds it there); no sockets of its own, no exec.
+ */
+static const int claim_syscalls[] = {
+	SC(openat), SC(mkdir), SC(mkdirat), SC(unlink), SC(unlinkat),
+	SC(rmdir), SC(fchown), SC(chown), SC(fchownat), SC(rename),
+	SC(renameat), SC(renameat2), SC(getdents64), SC(statx), SC(stat),
+	SC(lstat), SC(fsync), SC(access), SC(faccessat), SC(faccessat2),
+	SC(fcntl),
+	SC_END
+};
+
 /* ctl tools: a socket to their daemon and the terminal. */
 static const int ctl_syscalls[] = {
 	SC(fcntl), SC(ioctl),
@@ -89,7 +102,7 @@ static const int ctl_syscalls[] = {
 };
 
 static const char *const role_names[] = {
-	"mcpd", "runnerd", "approvald", "brokerd", "auditd", "ctl"
+	"mcpd", "runnerd", "approvald", "brokerd", "auditd", "ctl", "claim"
 };
 
 const char *
@@ -114,6 +127,8 @@ role_syscalls(enum sandbox_role role)
 		return auditd_syscalls;
 	case ROLE_CTL:
 		return ctl_syscalls;
+	case ROLE_CLAIM:
+		return claim_syscalls;
 	}
 	return NULL;
 }
@@ -167,7 +182,7 @@ seccomp_load_role(enum sandbox_role role, int trap)
 		fatalx("seccomp_init");
 	allow_list(ctx, base_syscalls);
 	allow_list(ctx, role_syscalls(role));
-	if (role != ROLE_MCPD) {
+	if (role != ROLE_MCPD && role != ROLE_CLAIM) {
 		if (role != ROLE_CTL)
 			allow_list(ctx, server_syscalls);
 		/* Clients of other daemons open Unix sockets only. */

@@ -13,6 +13,7 @@ enum sandbox_role {
 	ROLE_BROKERD,
 	ROLE_AUDITD,
 	ROLE_CTL,
+	ROLE_CLAIM,	/* runnerd's claim keeper: files on the claim only */
 };
 
 #define SANDBOX_MAXPATHS	8

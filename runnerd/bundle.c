@@ -306,7 +306,8 @@ file_create(const char *path, mode_t mode, const void *buf, size_t len)
 	return r;
 }
 
-static int
+/* files_in: {"name": "text"}, each a new file of the sandbox user's. */
+int
 files_write(const char *work, json_t *files)
 {
 	char path[PATH_MAX];

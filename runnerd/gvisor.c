@@ -58,26 +58,6 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	    session);
 }
 
-static int
-gvisor_start(const struct sbx_request *r)
-{
-	json_t *req;
-
-	req = json_pack("{s:O, s:O*, s:O*, s:O*}", "argv", r->argv,
-	    "files_in", r->files_in, "files_out", r->files_out, "egress",
-	    r->egress);
-	if (req != NULL && r->workspace != NULL &&
-	    json_object_update(req, r->workspace) == -1) {
-		json_decref(req);
-		req = NULL;
-	}
-	if (req == NULL) {
-		if (r->credfd != -1)
-			close(r->credfd);
-		return -1;
-	}
-	return helper_send(LMSG_RUN, r->id, r->credfd, req);
-}
 
 static int
 gvisor_session_open(uint64_t key)
@@ -108,7 +88,7 @@ gvisor_session_close(uint64_t key)
 const struct backend gvisor_backend = {
 	.name = "gvisor",
 	.init = gvisor_init,
-	.start = gvisor_start,
+	.start = helper_run,
 	.kill = helper_kill,
 	.stop = helper_stop,
 	.session_open = gvisor_session_open,

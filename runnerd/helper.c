@@ -146,6 +146,28 @@ helper_send(uint32_t type, uint64_t id, int fd, json_t *payload)
 	return rv;
 }
 
+/* LMSG_RUN: the request as one JSON object, terraform's keys in it. */
+int
+helper_run(const struct sbx_request *r)
+{
+	json_t *req;
+
+	req = json_pack("{s:O, s:O*, s:O*, s:O*}", "argv", r->argv,
+	    "files_in", r->files_in, "files_out", r->files_out, "egress",
+	    r->egress);
+	if (req != NULL && r->workspace != NULL &&
+	    json_object_update(req, r->workspace) == -1) {
+		json_decref(req);
+		req = NULL;
+	}
+	if (req == NULL) {
+		if (r->credfd != -1)
+			close(r->credfd);
+		return -1;
+	}
+	return helper_send(LMSG_RUN, r->id, r->credfd, req);
+}
+
 void
 helper_kill(uint64_t id)
 {

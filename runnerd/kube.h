@@ -20,6 +20,7 @@
 #define KUBE_CONTAINER		"sandbox"
 #define KUBE_SECRETS_DIR	"/run/secrets"	/* the credential file is here */
 #define KUBE_NAME_LEN		20		/* "as-" + 16 hex digits + NUL */
+#define KUBE_CLAIM_CALLS	"calls"	/* on the claim: one directory a call */
 
 /* The cluster as runnerd's kubeconfig names it (current-context). */
 struct kube_api {
@@ -46,14 +47,22 @@ int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 
 /* kube_job.c: the objects, built from the configuration alone */
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
-json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int);
+json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int, int);
 json_t	*kube_secret(const struct as_config *, uint64_t, const char *,
 	    const void *, size_t);
 
 /* kube_run.c: one call in a worker process, and the start-up sweep */
 json_t	*kube_run(const struct as_config *, struct kube_api *, uint64_t,
-	    json_t *, int);
+	    json_t *, int, int);
 json_t	*kube_sweep(const struct as_config *, struct kube_api *);
+
+/* claim.c: terraform's claim, and the keeper that alone writes on it */
+int	 claim_needed(json_t *);
+int	 claim_call_path(const char *, uint64_t, char *, size_t);
+void	 claim_start(const struct as_config *);
+void	 claim_close(void);
+int	 claim_seed(uint64_t, json_t *, char *, size_t);
+void	 claim_collect(uint64_t, json_t *, json_t *);
 
 /* kubernetes.c: the helper process */
 void	 kube_main(const struct as_config *, int) __attribute__((noreturn));

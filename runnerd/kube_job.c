@@ -41,13 +41,18 @@ quantity(long v, const char *unit)
 }
 
 static json_t *
-container(const struct as_config *conf, json_t *argv, int cred)
+container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
+    int claim)
 {
 	const struct runnerd_conf *r = &conf->runnerd;
+	char sub[64];
 	json_t *c, *mounts;
 
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "tmp",
 	    "mountPath", "/tmp", "name", "work", "mountPath", "/work");
+	if (claim && claim_call_path(NULL, id, sub, sizeof(sub)) == 0)
+		json_object_set_new(json_array_get(mounts, 1), "subPath",
+		    json_string(sub));
 	if (cred)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
 		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,
@@ -70,19 +75,35 @@ container(const struct as_config *conf, json_t *argv, int cred)
 	return c;
 }
 
-/* The Job of call id running argv; cred: mount its Secret. */
+/*
+ * /work: an emptyDir, or with claim the call's own directory on
+ * terraform's claim (claim.c), so that the pod reaches no other.
+ */
+static json_t *
+work_volume(const struct as_config *conf, int claim)
+{
+	if (!claim)
+		return json_pack("{s:s, s:{s:o}}", "name", "work", "emptyDir",
+		    "sizeLimit", quantity(conf->runnerd.tmp_size, ""));
+	return json_pack("{s:s, s:{s:s}}", "name", "work",
+	    "persistentVolumeClaim", "claimName", conf->kubernetes.pvc);
+}
+
+/*
+ * The Job of call id running argv; cred: mount its Secret; claim: /work
+ * is its directory on terraform's claim.
+ */
 json_t *
-kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred)
+kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
+    int claim)
 {
 	char name[KUBE_NAME_LEN];
 	json_t *vols;
 
 	kube_name(id, name);
-	vols = json_pack("[{s:s, s:{s:o}}, {s:s, s:{s:o}}]",
+	vols = json_pack("[{s:s, s:{s:o}}, o]",
 	    "name", "tmp", "emptyDir", "sizeLimit",
-	    quantity(conf->runnerd.tmp_size, ""),
-	    "name", "work", "emptyDir", "sizeLimit",
-	    quantity(conf->runnerd.tmp_size, ""));
+	    quantity(conf->runnerd.tmp_size, ""), work_volume(conf, claim));
 	if (cred)
 		json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:i}}",
 		    "name", "secrets", "secret", "secretName", name,
@@ -103,7 +124,7 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred)
 	    "securityContext", "runAsNonRoot", 1, "runAsUser", SANDBOX_UID,
 	    "runAsGroup", SANDBOX_GID, "fsGroup", SANDBOX_GID,
 	    "seccompProfile", "type", "RuntimeDefault",
-	    "containers", container(conf, argv, cred),
+	    "containers", container(conf, id, argv, cred, claim),
 	    "volumes", vols);
 }
 

@@ -263,10 +263,13 @@ read_cred(int fd, char *buf, size_t *len)
 	return n == 0 && *len < CRED_MAX ? 0 : -1;
 }
 
-/* The backend result (backend.h) of running argv as call id. */
+/*
+ * The backend result (backend.h) of running argv as call id; claim: its
+ * /work is its directory on terraform's claim, filled by the keeper.
+ */
 json_t *
 kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
-    json_t *argv, int credfd)
+    json_t *argv, int credfd, int claim)
 {
 	struct kcall c = { .conf = conf, .api = api };
 	char path[512], why[512] = "out of memory", *cred = NULL;
@@ -286,7 +289,7 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	}
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs",
 	    ns(&c));
-	obj = kube_job(conf, id, argv, cred != NULL);
+	obj = kube_job(conf, id, argv, cred != NULL, claim);
 	code = kube_request(api, "POST", path, obj, &reply, why, sizeof(why));
 	json_decref(obj);
 	uid = json_string_value(json_object_get(json_object_get(reply,

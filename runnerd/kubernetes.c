@@ -6,11 +6,15 @@
  * without a seccomp filter (libcurl needs DNS, TLS and threads); it
  * sweeps leftover Jobs, then forks one worker per call (kube_run.c) so
  * that calls wait on the cluster side by side.  A kill is SIGTERM to
- * the worker: its wait ends and it still deletes what it created.  No
- * sessions here.
+ * the worker: its wait ends and it still deletes what it created.  A
+ * call with files (the terraform tools) has its /work on terraform's
+ * claim, filled before the Job and emptied after it by the claim keeper
+ * (claim.c), which the helper forks before it drops root.  No sessions
+ * here.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <curl/curl.h>
@@ -38,32 +42,30 @@ static void
 kubernetes_init(const struct as_config *conf, sbx_done_cb done,
     sbx_swept_cb swept, sbx_session_cb session)
 {
+	const char *path = conf->kubernetes.pvc_path;
+	struct stat st;
+
 	(void)session;
 	if (access(conf->kubernetes.kubeconfig, R_OK) == -1)
 		fatal("kubernetes backend: kubeconfig %s (kubernetes."
 		    "kubeconfig)", conf->kubernetes.kubeconfig);
+	if ((conf->kubernetes.pvc[0] != '\0') != (path[0] != '\0'))
+		fatalx("kubernetes backend: kubernetes.pvc and kubernetes."
+		    "pvc_path go together: the claim, and where this host "
+		    "sees it");
+	if (path[0] != '\0' && (path[0] != '/' || path[1] == '\0' ||
+	    path[strlen(path) - 1] == '/' || stat(path, &st) == -1 ||
+	    !S_ISDIR(st.st_mode)))
+		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
+		    "absolute path to a directory (without a trailing /)",
+		    path);
 	helper_start("kubernetes helper", conf, kube_main, done, swept, NULL);
-}
-
-static int
-kubernetes_start(const struct sbx_request *r)
-{
-	/* Files in and out need the PVC (terraform): not built yet. */
-	if (r->files_in != NULL || r->files_out != NULL ||
-	    r->workspace != NULL) {
-		if (r->credfd != -1)
-			close(r->credfd);
-		log_warnx("kubernetes backend: no files in or out yet");
-		return -1;
-	}
-	return helper_send(LMSG_RUN, r->id, r->credfd, json_pack("{s:O}",
-	    "argv", r->argv));
 }
 
 const struct backend kubernetes_backend = {
 	.name = "kubernetes",
 	.init = kubernetes_init,
-	.start = kubernetes_start,
+	.start = helper_run,
 	.kill = helper_kill,
 	.stop = helper_stop,
 };
@@ -73,6 +75,8 @@ const struct backend kubernetes_backend = {
 struct worker {
 	TAILQ_ENTRY(worker)	 entry;
 	uint64_t		 id;
+	json_t			*req;
+	int			 claim;	/* its /work is on the claim */
 	pid_t			 pid;
 	int			 fd;	/* its result, then EOF */
 	char			*buf;
@@ -108,7 +112,7 @@ on_term(int sig)
 
 /* In the worker: run the call, write its result, exit. */
 static void __attribute__((noreturn))
-worker_main(int out, uint64_t id, json_t *req, int credfd)
+worker_main(int out, const struct worker *w, int credfd)
 {
 	struct sigaction sa;
 	sigset_t all;
@@ -125,7 +129,9 @@ worker_main(int out, uint64_t id, json_t *req, int credfd)
 	sigfillset(&all);
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	close(engine.fd);
-	r = kube_run(conf, &api, id, json_object_get(req, "argv"), credfd);
+	claim_close();
+	r = kube_run(conf, &api, w->id, json_object_get(w->req, "argv"),
+	    credfd, w->claim);
 	if (credfd != -1)
 		close(credfd);
 	if ((text = json_dumps(r, JSON_COMPACT)) == NULL)
@@ -148,6 +154,8 @@ worker_end(struct worker *w)
 		r = json_pack("{s:s, s:s}", "status", "failed", "error",
 		    "the kubernetes worker died; its Job is swept at the "
 		    "next start");
+	if (w->claim)
+		claim_collect(w->id, w->req, r);
 	if (stopping)
 		json_decref(r);
 	else
@@ -155,6 +163,7 @@ worker_end(struct worker *w)
 	ev_del(w->fd);
 	close(w->fd);
 	free(w->buf);
+	json_decref(w->req);
 	TAILQ_REMOVE(&workers, w, entry);
 	free(w);
 	if (stopping && TAILQ_EMPTY(&workers))
@@ -184,36 +193,58 @@ worker_event(int fd, short revents, void *arg)
 }
 
 static void
+refuse(uint64_t id, int credfd, const char *why)
+{
+	if (credfd != -1)
+		close(credfd);
+	engine_reply(LMSG_DONE, id, json_pack("{s:s, s:s}", "status",
+	    "failed", "error", why));
+}
+
+static void
 run(uint64_t id, const uint8_t *data, size_t len, int credfd)
 {
 	struct worker *w;
 	json_t *req;
-	int p[2];
+	char why[512];
+	int p[2], claim;
 
 	req = cjson_parse(data, len, NULL, 0);
-	if (req == NULL || !json_is_array(json_object_get(req, "argv")) ||
-	    pipe2(p, O_CLOEXEC) == -1) {
-		if (credfd != -1)
-			close(credfd);
+	if (req == NULL || !request_ok(req)) {
 		json_decref(req);
-		engine_reply(LMSG_DONE, id, json_pack("{s:s, s:s}", "status",
-		    "failed", "error", "bad run request"));
+		refuse(id, credfd, "bad run request");
 		return;
 	}
+	claim = claim_needed(req);
+	if (claim && conf->kubernetes.pvc[0] == '\0') {
+		json_decref(req);
+		refuse(id, credfd, "files and the terraform tools need "
+		    "terraform's claim on the kubernetes backend: set "
+		    "kubernetes.pvc and kubernetes.pvc_path");
+		return;
+	}
+	if (claim && claim_seed(id, req, why, sizeof(why)) == -1) {
+		json_decref(req);
+		refuse(id, credfd, why);
+		return;
+	}
+	if (pipe2(p, O_CLOEXEC) == -1)
+		fatal("pipe2");
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		fatal("worker");
 	w->id = id;
+	w->req = req;
+	w->claim = claim;
 	w->fd = p[0];
 	if ((w->pid = fork()) == -1)
 		fatal("fork");
 	if (w->pid == 0) {
 		close(p[0]);
-		worker_main(p[1], id, req, credfd);
+		worker_main(p[1], w, credfd);
 	}
 	close(p[1]);
 	if (credfd != -1)
 		close(credfd);
-	json_decref(req);
 	TAILQ_INSERT_TAIL(&workers, w, entry);
 	if (ev_add(w->fd, POLLIN, worker_event, w) == -1)
 		fatal("ev_add");
@@ -290,6 +321,38 @@ helper_signal(int sig, void *arg)
 		;
 }
 
+/*
+ * A claim the cluster does not have would leave every terraform Job
+ * pending until its deadline: say so now.  One not yet bound is fine
+ * (WaitForFirstConsumer binds it with the first Job).
+ */
+static void
+claim_check(const struct as_config *c, struct kube_api *a)
+{
+	char path[512], why[512];
+	const char *phase;
+	json_t *pvc;
+	int code;
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/"
+	    "persistentvolumeclaims/%s", c->kubernetes.namespace,
+	    c->kubernetes.pvc);
+	code = kube_request(a, "GET", path, NULL, &pvc, why, sizeof(why));
+	if (code == 404)
+		fatalx("kubernetes backend: no PersistentVolumeClaim %s in "
+		    "namespace %s (kubernetes.pvc; cluster/terraform-claim."
+		    "yaml)", c->kubernetes.pvc, c->kubernetes.namespace);
+	phase = json_string_value(json_object_get(json_object_get(pvc,
+	    "status"), "phase"));
+	if (code != 200)
+		log_warnx("kubernetes backend: claim %s: %s", c->kubernetes.pvc,
+		    why);
+	else if (phase == NULL || strcmp(phase, "Bound") != 0)
+		log_warnx("kubernetes backend: claim %s is %s, not yet Bound",
+		    c->kubernetes.pvc, phase != NULL ? phase : "without a phase");
+	json_decref(pvc);
+}
+
 void
 kube_main(const struct as_config *c, int fd)
 {
@@ -304,6 +367,8 @@ kube_main(const struct as_config *c, int fd)
 	if (kube_load(&api, conf->kubernetes.kubeconfig, why,
 	    sizeof(why)) == -1)
 		fatalx("kubernetes backend: %s", why);
+	if (conf->kubernetes.pvc[0] != '\0')
+		claim_start(conf);
 	priv_drop(conf->runnerd.user);
 	ev_init();
 	channel_init(&engine, fd);
@@ -311,6 +376,8 @@ kube_main(const struct as_config *c, int fd)
 		fatal("kubernetes helper: signals");
 	if (ev_add(fd, POLLIN, engine_event, NULL) == -1)
 		fatal("kubernetes helper: ev_add");
+	if (conf->kubernetes.pvc[0] != '\0')
+		claim_check(conf, &api);
 	if ((swept = kube_sweep(conf, &api)) != NULL)
 		engine_reply(LMSG_SWEPT, 0, swept);
 	/* Workers are forked from here: none may share a TLS connection. */

@@ -208,38 +208,6 @@ capture_event(int fd, short revents, void *arg)
 }
 
 static json_t *
-files_collect(struct sbx *s)
-{
-	char path[PATH_MAX], *buf;
-	struct stat st;
-	json_t *files, *v;
-	size_t i;
-	ssize_t n;
-	int fd;
-
-	if ((files = json_object()) == NULL)
-		return NULL;
-	json_array_foreach(json_object_get(s->req, "files_out"), i, v) {
-		if (pathf(path, sizeof(path), "%s/work/%s", s->dir,
-		    json_string_value(v)) == -1)
-			continue;
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd == -1)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (buf = malloc(conf->runnerd.output_max)) != NULL) {
-			n = read(fd, buf, conf->runnerd.output_max);
-			if (n >= 0)
-				json_object_set_new(files,
-				    json_string_value(v), text_json(buf, n));
-			free(buf);
-		}
-		close(fd);
-	}
-	return files;
-}
-
-static json_t *
 sbx_result(struct sbx *s)
 {
 	const char *status = "exited";
@@ -247,6 +215,8 @@ sbx_result(struct sbx *s)
 	json_t *r, *code = json_null();
 	int ec;
 
+	if (pathf(work, sizeof(work), "%s/work", s->dir) == -1)
+		return NULL;
 	if (WIFSIGNALED(s->wstatus) && s->killed == NULL)
 		status = "failed";
 	else if (s->killed != NULL)
@@ -265,13 +235,13 @@ sbx_result(struct sbx *s)
 	    "stdout_truncated", s->out.truncated,
 	    "stderr_truncated", s->err.truncated,
 	    "duration_ms", (json_int_t)(ev_now_ms() - s->started),
-	    "files", files_collect(s));
+	    "files", files_collect(work, json_object_get(s->req,
+	    "files_out"), conf->runnerd.output_max));
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
 	if (r != NULL && strcmp(status, "exited") == 0 &&
-	    json_integer_value(code) == 0 &&
-	    pathf(work, sizeof(work), "%s/work", s->dir) == 0)
+	    json_integer_value(code) == 0)
 		workspace_keep(work, s->req, r);
 	return r;
 }

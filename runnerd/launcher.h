@@ -64,6 +64,7 @@ void	 helper_start(const char *, const struct as_config *,
 	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
 	    sbx_session_cb);
 int	 helper_send(uint32_t, uint64_t, int, json_t *);
+int	 helper_run(const struct sbx_request *);
 void	 helper_kill(uint64_t);
 void	 helper_stop(void);
 
@@ -79,12 +80,15 @@ int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
+int	 files_write(const char *, json_t *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
 int	 rm_tree(const char *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
 /* workspace.c */
+const char *workspace_state_root(const struct as_config *);
+json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,
 	    char *, size_t);

@@ -21,6 +21,7 @@
 
 #include "audit.h"
 #include "cjson.h"
+#include "launcher.h"
 #include "log.h"
 #include "runnerd.h"
 #include "tfplan.h"
@@ -118,7 +119,7 @@ state_dir(const char *path)
 
 	sha256_hex(path, strlen(path), digest);
 	if (asprintf(&dir, "%s/terraform/%.16s",
-	    runnerd_conf.runnerd.state_dir, digest) == -1)
+	    workspace_state_root(&runnerd_conf), digest) == -1)
 		return NULL;
 	j = json_string(dir);
 	free(dir);

@@ -1,7 +1,8 @@
 /*
- * Terraform's lasting pieces, on the launcher's side: the working
- * directory copied into a call's workspace, the state kept between calls
- * in runnerd's state directory, and saved plans stored under their
+ * Terraform's lasting pieces, on the launcher's side (or the claim
+ * keeper's, claim.c): the working directory copied into a call's
+ * workspace, the state kept between calls in runnerd's state directory
+ * (on the claim with the kubernetes backend), and saved plans stored under their
  * SHA-256.  The sandbox sees copies only, never a host path, and a plan
  * is loaded only if its bytes still have the digest it is asked by.
  *
@@ -47,6 +48,53 @@ seed_fail(struct seed *sd, const char *fmt, const char *name)
 }
 
 /*
+ * A regular file for reading, never through a link; a fifo or device
+ * that a sandbox left in its place neither blocks nor is read.
+ */
+static int
+open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* The files a call asked back, each up to max bytes: {"name": "text"}. */
+json_t *
+files_collect(const char *work, json_t *names, size_t max)
+{
+	char path[PATH_MAX], *buf;
+	json_t *files, *v;
+	size_t i;
+	ssize_t n;
+	int fd;
+
+	if ((files = json_object()) == NULL || (buf = malloc(max)) == NULL)
+		return files;
+	json_array_foreach(names, i, v) {
+		if (pathf(path, sizeof(path), "%s/%s", work,
+		    json_string_value(v)) == -1 ||
+		    (fd = open_regular(path)) == -1)
+			continue;
+		if ((n = read(fd, buf, max)) >= 0)
+			json_object_set_new(files, json_string_value(v),
+			    text_json(buf, n));
+		close(fd);
+	}
+	free(buf);
+	return files;
+}
+
+/*
  * Copies src to dst (created, never followed), owned by uid:gid.  With
  * digest, also the SHA-256 of what was copied.
  */
@@ -58,7 +106,7 @@ copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
 	ssize_t n;
 	int in, out, r = -1;
 
-	if ((in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((in = open_regular(src)) == -1)
 		return -1;
 	if (digest != NULL && (sha256_file_hex(in, digest) == -1 ||
 	    lseek(in, 0, SEEK_SET) == -1)) {
@@ -160,6 +208,19 @@ plain_abs_path(const char *p)
 	    strcmp(p + strlen(p) - (strlen(p) >= 3 ? 3 : 0), "/..") != 0;
 }
 
+/*
+ * Where terraform's state and saved plans live: on the claim with the
+ * kubernetes backend (the Jobs mount it), else runnerd's state_dir.
+ */
+const char *
+workspace_state_root(const struct as_config *c)
+{
+	if (strcmp(c->runnerd.backend, "kubernetes") == 0 &&
+	    c->kubernetes.pvc[0] != '\0')
+		return c->kubernetes.pvc_path;
+	return c->runnerd.state_dir;
+}
+
 /* The keys above have the right shape, and state is runnerd's own. */
 int
 workspace_request_ok(const struct as_config *c, json_t *req)
@@ -187,7 +248,7 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 		    json_object_get(req, "plan_save") == NULL &&
 		    !json_is_true(json_object_get(req, "keep_state"));
 	if (pathf(prefix, sizeof(prefix), "%s/terraform/",
-	    c->runnerd.state_dir) == -1 ||
+	    workspace_state_root(c)) == -1 ||
 	    strncmp(state, prefix, strlen(prefix)) != 0)
 		return 0;
 	v = state + strlen(prefix);
@@ -218,7 +279,7 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	if (state == NULL)
 		return 0;
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    c->runnerd.state_dir) == -1 || mkdir_owned(terraform) == -1 ||
+	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
 	    mkdir_owned(state) == -1 ||
 	    pathf(src, sizeof(src), "%s/plans", state) == -1 ||
 	    mkdir_owned(src) == -1) {
