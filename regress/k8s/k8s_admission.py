@@ -220,6 +220,23 @@ def _pod_spec(spec, path, restart_ok):
                 f = "%s.containers[%d].%s" % (path, i, field)
                 causes.append((f, "FieldValueRequired",
                                f + ": Required value"))
+    vols = {v.get("name") for v in spec.get("volumes") or []}
+    for i, c in enumerate(_containers(spec)):
+        for j, m in enumerate(c.get("volumeMounts") or []):
+            f = "%s.containers[%d].volumeMounts[%d]" % (path, i, j)
+            if m.get("name") not in vols:
+                causes.append((f + ".name", "FieldValueNotFound",
+                               '%s.name: Not found: "%s"' % (
+                                   f, m.get("name"))))
+            sub = m.get("subPath", "")
+            if sub.startswith("/"):
+                causes.append((f + ".subPath", "FieldValueInvalid",
+                               '%s.subPath: Invalid value: "%s": must be '
+                               'a relative path' % (f, sub)))
+            elif ".." in sub.split("/"):
+                causes.append((f + ".subPath", "FieldValueInvalid",
+                               "%s.subPath: Invalid value: \"%s\": must "
+                               "not contain '..'" % (f, sub)))
     rp = spec.get("restartPolicy", "Always")
     if rp not in restart_ok:
         f = path + ".restartPolicy"

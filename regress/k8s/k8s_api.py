@@ -471,6 +471,9 @@ def defaults(resource, body):
         body["status"] = {}
     elif resource == "pods":
         pending_pod(body)
+    elif resource == "persistentvolumeclaims":
+        body.setdefault("spec", {})
+        body["status"] = {"phase": "Pending"}
     elif resource == "namespaces":
         body["spec"] = {"finalizers": ["kubernetes"]}
         body["status"] = {"phase": "Active"}

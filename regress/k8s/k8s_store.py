@@ -47,6 +47,8 @@ RESOURCES = {
     "serviceaccounts": ("", "v1", "ServiceAccount", True, ["sa"], RW),
     "serviceaccounts/token": ("authentication.k8s.io", "v1", "TokenRequest",
                               True, [], ["create"]),
+    "persistentvolumeclaims": ("", "v1", "PersistentVolumeClaim", True,
+                               ["pvc"], RW),
     "jobs": ("batch", "v1", "Job", True, [], RW),
     "roles": ("rbac.authorization.k8s.io", "v1", "Role", True, [], RW),
     "rolebindings": ("rbac.authorization.k8s.io", "v1", "RoleBinding", True,
@@ -269,6 +271,9 @@ class Controller:
 
     def tick(self):
         st = self.store
+        for pvc in st.all("persistentvolumeclaims"):
+            if pvc["status"].get("phase") != "Bound":
+                self.bind(pvc)
         for job in st.all("jobs"):
             status = job["status"]
             if any(c["type"] in ("Complete", "Failed")
@@ -335,12 +340,36 @@ class Controller:
         job["status"]["active"] = 1
         self.store.put("jobs", job, "MODIFIED")
 
+    def claim_dir(self, ns, name):
+        return os.path.join(self.state, "claims", ns, name)
+
+    def bind(self, pvc):
+        """The provisioner's part: a claim gets a directory of its own
+        (a local volume, kept when the claim goes: Retain)."""
+        md = pvc["metadata"]
+        os.makedirs(self.claim_dir(md["namespace"], md["name"]),
+                    exist_ok=True)
+        spec = pvc.get("spec") or {}
+        pvc["spec"]["volumeName"] = "pv-" + md["uid"]
+        pvc["status"] = {"phase": "Bound",
+                         "accessModes": spec.get("accessModes") or [],
+                         "capacity": (spec.get("resources") or {}).get(
+                             "requests") or {}}
+        self.store.put("persistentvolumeclaims", pvc, "MODIFIED")
+
     def volumes_ready(self, pod):
+        """A pod starts once its Secrets exist and its claims are bound
+        (a real scheduler leaves it Pending, unschedulable, till then)."""
         ns = pod["metadata"]["namespace"]
         for v in pod["spec"].get("volumes") or []:
             s = v.get("secret")
             if s and not s.get("optional") and \
                     self.store.peek("secrets", ns, s.get("secretName")) is None:
+                return False
+            c = v.get("persistentVolumeClaim")
+            pvc = c and self.store.peek("persistentvolumeclaims", ns,
+                                        c.get("claimName"))
+            if c and (not pvc or pvc["status"].get("phase") != "Bound"):
                 return False
         return True
 
@@ -349,11 +378,17 @@ class Controller:
 
     def materialize(self, pod):
         """Write the pod's secret and emptyDir volumes under the state
-        directory, one sub-directory per volume, for the runner."""
+        directory, one sub-directory per volume, for the runner; a
+        claim's is a link to the claim's directory."""
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         root = self.pod_dir(ns, name)
         for v in pod["spec"].get("volumes") or []:
             d = os.path.join(root, v["name"])
+            c = v.get("persistentVolumeClaim")
+            if c:
+                os.makedirs(root, exist_ok=True)
+                os.symlink(self.claim_dir(ns, c["claimName"]), d)
+                continue
             os.makedirs(d, exist_ok=True)
             s = v.get("secret")
             sec = s and self.store.peek("secrets", ns, s.get("secretName"))

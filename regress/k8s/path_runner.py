@@ -4,7 +4,8 @@ runs the first container's command and args on this machine, like
 pod_runner.py, but with each volumeMount's mountPath (/run/secrets, /tmp,
 /work) rewritten to the volume's directory in every argument and env
 value, and the working directory mapped the same way, so that a command
-written for the pod's paths runs unchanged.  Paths in one argument are
+written for the pod's paths runs unchanged.  A mount's subPath is a
+directory of its volume, made if missing, as the kubelet does.  Paths in one argument are
 rewritten in one pass: a volume directory under /tmp is not rewritten
 again.
 
@@ -25,7 +26,8 @@ def main():
     if not argv:
         return 0
     vols = os.environ["K8S_DOUBLE_VOLUMES"]
-    mounts = {m["mountPath"].rstrip("/"): os.path.join(vols, m["name"])
+    mounts = {m["mountPath"].rstrip("/"):
+              os.path.join(vols, m["name"], m.get("subPath", ""))
               for m in c.get("volumeMounts") or []}
     for d in mounts.values():
         os.makedirs(d, exist_ok=True)

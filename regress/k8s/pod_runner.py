@@ -26,7 +26,7 @@ def main():
     env.update({e["name"]: e.get("value", "") for e in c.get("env") or []})
     for m in c.get("volumeMounts") or []:
         key = "K8S_MOUNT_" + m["name"].upper().replace("-", "_")
-        env[key] = os.path.join(vols, m["name"])
+        env[key] = os.path.join(vols, m["name"], m.get("subPath", ""))
     sys.stdout.flush()
     return subprocess.call(argv, env=env, cwd=vols, stdin=subprocess.DEVNULL)
 

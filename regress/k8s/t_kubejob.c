@@ -46,16 +46,23 @@ at(json_t *j, const char *path)
 }
 
 static json_t *
-build(int cred)
+build_job(int cred, int claim)
 {
 	json_t *argv, *job;
 
 	setup();
+	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
 	argv = json_pack("[s, s, s]", "/bin/sh", "-c", "echo hi");
-	job = kube_job(&conf, REQ_ID, argv, cred);
+	job = kube_job(&conf, REQ_ID, argv, cred, claim);
 	json_decref(argv);
 	ATF_REQUIRE(job != NULL);
 	return job;
+}
+
+static json_t *
+build(int cred)
+{
+	return build_job(cred, 0);
 }
 
 #define POD	"spec.template.spec."
@@ -148,6 +155,25 @@ ATF_TC_BODY(no_credential, tc)
 	json_decref(job);
 }
 
+ATF_TC_WITHOUT_HEAD(claim);
+ATF_TC_BODY(claim, tc)
+{
+	json_t *job = build_job(0, 1);
+
+	/* /work is the call's own directory on the claim, nothing more. */
+	expect_str(job, POD "volumes.1.name", "work");
+	expect_str(job, POD "volumes.1.persistentVolumeClaim.claimName",
+	    "terraform");
+	ATF_CHECK(at(job, POD "volumes.1.emptyDir") == NULL);
+	expect_str(job, CTR "volumeMounts.1.name", "work");
+	expect_str(job, CTR "volumeMounts.1.mountPath", "/work");
+	expect_str(job, CTR "volumeMounts.1.subPath",
+	    "calls/as-0123456789abcdef");
+	ATF_CHECK(json_is_object(at(job, POD "volumes.0.emptyDir")));
+	ATF_CHECK(at(job, CTR "volumeMounts.0.subPath") == NULL);
+	json_decref(job);
+}
+
 ATF_TC_WITHOUT_HEAD(secret);
 ATF_TC_BODY(secret, tc)
 {
@@ -201,8 +227,9 @@ ATF_TC(admission);
 ATF_TC_HEAD(admission, tc)
 {
 	atf_tc_set_md_var(tc, "descr", "the double's Pod Security admission "
-	    "takes runnerd's Job and refuses it missing any restricted "
-	    "control");
+	    "takes runnerd's Job, with or without the claim, and refuses it "
+	    "missing any restricted control or with a subPath out of its "
+	    "directory");
 	atf_tc_set_md_var(tc, "timeout", "120");
 	atf_tc_set_md_var(tc, "require.progs", "openssl python3");
 }
@@ -211,7 +238,8 @@ ATF_TC_BODY(admission, tc)
 	static const char *const want[] = {
 		"full.json 201", "no-run-as-non-root.json 403",
 		"no-ape.json 403", "no-drop-all.json 403",
-		"no-seccomp.json 403", NULL
+		"no-seccomp.json 403", "claim.json 201",
+		"claim-escape.json 422", NULL
 	};
 	char cmd[2048], line[256];
 	const char *src;
@@ -234,9 +262,15 @@ ATF_TC_BODY(admission, tc)
 	drop(j, POD "securityContext", CTR "securityContext",
 	    "seccompProfile");
 	write_job(j, "no-seccomp.json");
+	write_job(build_job(1, 1), "claim.json");
+	j = build_job(1, 1);
+	json_object_set_new(at(j, CTR "volumeMounts.1"), "subPath",
+	    json_string("calls/../terraform"));
+	write_job(j, "claim-escape.json");
 	snprintf(cmd, sizeof(cmd), "sh %s/admit.sh full.json "
 	    "no-run-as-non-root.json no-ape.json no-drop-all.json "
-	    "no-seccomp.json > codes 2>admit.err", src);
+	    "no-seccomp.json claim.json claim-escape.json > codes "
+	    "2>admit.err", src);
 	ATF_REQUIRE_EQ_MSG(system(cmd), 0, "admit.sh failed");
 	ATF_REQUIRE((f = fopen("codes", "r")) != NULL);
 	for (i = 0; want[i] != NULL; i++) {
@@ -251,6 +285,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, controls);
 	ATF_TP_ADD_TC(tp, no_credential);
+	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, secret);
 	ATF_TP_ADD_TC(tp, admission);
 	return atf_no_error();

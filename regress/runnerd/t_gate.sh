@@ -7,9 +7,7 @@
 
 call()
 {
-	"$FRAMETOOL" send "$AS_RUN/runner.sock" 100 \
-	    "{\"tool\":\"run_shell\",\"arguments\":$1}" |
-	    sed -n 's/^TOOL_RESULT //p' > r.json
+	as_call run_shell "$1" > r.json
 	python3 -c 'import json; r = json.load(open("r.json"))
 print(str(r["isError"]).lower()); print(r["content"][0]["text"])' > r.txt
 }

@@ -37,18 +37,6 @@ TF
 	as_start auditd approvald brokerd runnerd
 }
 
-# call TOOL JSON-ARGS: the MCP result of one call straight on runner.sock.
-call()
-{
-	"$FRAMETOOL" send "$AS_RUN/runner.sock" 100 \
-	    "{\"tool\":\"$1\",\"arguments\":$2}" | sed -n 's/^TOOL_RESULT //p'
-}
-
-field()
-{
-	python3 -c 'import json,sys; r=json.load(sys.stdin); v=r.get("structuredContent",{}).get(sys.argv[1]) if sys.argv[1]!="text" else r["content"][0]["text"]; print(json.dumps(v) if not isinstance(v,str) else v)' "$1"
-}
-
 sandboxes_started()
 {
 	grep -c '"event":"sandbox.started"' var/audit.jsonl || :
@@ -91,16 +79,16 @@ bad_working_dirs_body()
 {
 	tf_setup
 	for wd in /etc ../demo demo/.. "demo/../../outside"; do
-		call terraform_plan "{\"working_dir\":\"$wd\"}" > r.json
+		as_call terraform_plan "{\"working_dir\":\"$wd\"}" > r.json
 		atf_check -o inline:"true\n" -x "python3 -c 'import json; print(str(json.load(open(\"r.json\"))[\"isError\"]).lower())'"
 	done
-	call terraform_plan '{"working_dir":"link"}' | field text > r.txt
+	as_call terraform_plan '{"working_dir":"link"}' | as_field text > r.txt
 	grep -q "goes through a symlink" r.txt || atf_fail "symlink: $(cat r.txt)"
-	call terraform_plan '{"working_dir":"empty"}' | field text > r.txt
+	as_call terraform_plan '{"working_dir":"empty"}' | as_field text > r.txt
 	grep -q "not a Terraform directory" r.txt || atf_fail "empty: $(cat r.txt)"
-	call terraform_plan '{"working_dir":"nowhere"}' | field text > r.txt
+	as_call terraform_plan '{"working_dir":"nowhere"}' | as_field text > r.txt
 	grep -q "not allowed" r.txt || atf_fail "unlisted: $(cat r.txt)"
-	call terraform_apply '{"working_dir":"link"}' | field text > r.txt
+	as_call terraform_apply '{"working_dir":"link"}' | as_field text > r.txt
 	grep -q "goes through a symlink" r.txt || atf_fail "apply symlink"
 	[ "$(sandboxes_started)" -eq 0 ] || atf_fail "a sandbox was started"
 	as_stop
@@ -121,27 +109,27 @@ approvals_body()
 {
 	tf_setup
 	# Another working dir: approvald refuses, nothing runs.
-	id=$(call terraform_apply '{"working_dir":"demo"}' | field approval_id)
+	id=$(as_call terraform_apply '{"working_dir":"demo"}' | as_field approval_id)
 	atf_check -o match:approved "$(as_bin approvalctl)" -f conf.yaml approve "$id"
 	before=$(sandboxes_started)
-	call terraform_apply "{\"working_dir\":\"k8s-demo\",\"approval_id\":\"$id\"}" |
-	    field text > r.txt
+	as_call terraform_apply "{\"working_dir\":\"k8s-demo\",\"approval_id\":\"$id\"}" |
+	    as_field text > r.txt
 	grep -q "bound to other parameters" r.txt || atf_fail "other dir: $(cat r.txt)"
 	[ "$(sandboxes_started)" -eq "$before" ] || atf_fail "it ran"
 	# The saved plan changed after approval: loaded never, applied never.
-	id=$(call terraform_apply '{"working_dir":"demo"}' | field approval_id)
+	id=$(as_call terraform_apply '{"working_dir":"demo"}' | as_field approval_id)
 	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null
 	for p in var/runner/terraform/*/plans/*.tfplan; do
 		printf x >> "$p"
 	done
-	call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > r.json
-	field text < r.json > r.txt
+	as_call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > r.json
+	as_field text < r.json > r.txt
 	grep -q "plan file was modified" r.txt || atf_fail "tampered: $(cat r.txt)"
 	[ ! -e var/runner/terraform/*/terraform.tfstate ] ||
 	    atf_fail "state written by a refused apply"
 	# And it is spent: a person must look again.
-	call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" |
-	    field text > r.txt
+	as_call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" |
+	    as_field text > r.txt
 	grep -q "already spent" r.txt || atf_fail "replay: $(cat r.txt)"
 	as_stop
 }
@@ -160,12 +148,12 @@ terraform_errors_head()
 terraform_errors_body()
 {
 	tf_setup
-	call terraform_plan '{"working_dir":"broken"}' > r.json
-	field text < r.json > r.txt
+	as_call terraform_plan '{"working_dir":"broken"}' > r.json
+	as_field text < r.json > r.txt
 	grep -q '"isError":true' r.json || atf_fail "syntax error not an error"
 	grep -q "Error: " r.txt || atf_fail "no terraform message: $(cat r.txt)"
-	call terraform_plan '{"working_dir":"needs-provider"}' > r.json
-	field text < r.json > r.txt
+	as_call terraform_plan '{"working_dir":"needs-provider"}' > r.json
+	as_field text < r.json > r.txt
 	grep -q '"isError":true' r.json || atf_fail "missing provider not an error"
 	grep -q "hashicorp/null" r.txt || atf_fail "no init message: $(cat r.txt)"
 	[ -z "$(ls var/runner/bundles 2>/dev/null)" ] || atf_fail "bundles left"

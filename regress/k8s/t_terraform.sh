@@ -1,0 +1,233 @@
+#! /usr/bin/env atf-sh
+# The terraform tools on the kubernetes backend: runnerd, approvald,
+# brokerd and auditd real; the cluster is the API double, whose pods run
+# the real terraform (path_runner.py).  Working directories, state and
+# saved plans live on terraform's claim (cluster/terraform-claim.yaml),
+# which the double binds to a directory that runnerd sees at
+# kubernetes.pvc_path; each Job mounts only its own calls/<Job name>.
+
+. "$(atf_get_srcdir)/k8s.subr"
+. "$(atf_get_srcdir)/kb.subr"
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+# tk_setup: the double with the claim holding the demo module (the
+# policy's terraform_root is on it) and one module off it; then the
+# suite, with TK_PVC and TK_PVC_PATH for kubernetes.pvc and pvc_path.
+tk_setup()
+{
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	kb_cluster
+	kubectl create --validate=false \
+	    -f "$(k8s_cluster)/terraform-claim.yaml" >/dev/null ||
+	    atf_fail "cannot create terraform's claim"
+	CLAIM=$(pwd)/state/claims/agent-sandbox/terraform
+	i=0
+	until kubectl get pvc terraform -n agent-sandbox \
+	    -o jsonpath='{.status.phase}' | grep -qx Bound; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "the claim was not bound"
+		sleep 0.05
+	done
+	[ -d "$CLAIM" ] || atf_fail "no directory for the claim"
+	mkdir -p "$CLAIM/modules" outside
+	cp -R "$(as_src)/terraform/demo" "$CLAIM/modules/"
+	cp -R "$(as_src)/terraform/demo" outside/
+	TF_ROOT=${TF_ROOT:-$CLAIM/modules}
+	sed -e "s|^terraform_root:.*|terraform_root: $TF_ROOT|" \
+	    -e "s|working_dirs: \[.*\]|working_dirs: [demo]|" \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	AS_RUNNERD_EXTRA="  backend: kubernetes
+  timeout: 120s
+  sessions_max: 0
+  warm_pool: 0" AS_BROKERD_EXTRA="  scopes:
+    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }" \
+	    as_conf
+	cat >> conf.yaml <<CONF
+kubernetes:
+  kubeconfig: $(pwd)/runnerd.kubeconfig
+  namespace: agent-sandbox
+  pvc: "${TK_PVC-terraform}"
+  pvc_path: "${TK_PVC_PATH-$CLAIM}"
+CONF
+}
+
+jobs_created()
+{
+	grep -c '"method": "POST", "path": "/apis/batch/v1/namespaces/agent-sandbox/jobs"' \
+	    state/requests.jsonl || :
+}
+
+# Nothing of a call is left: no Job, no Secret, no call directory.
+nothing_left()
+{
+	kb_left > left
+	atf_check -o empty cat left
+	atf_check -o empty ls -A "$CLAIM/calls"
+}
+
+atf_test_case plan_apply cleanup
+plan_apply_head()
+{
+	atf_set "descr" "terraform_plan, then terraform_apply through a person's approval, on the kubernetes backend: the plan saved on the claim under runnerd's digest, the apply Job given exactly it, the state kept on the claim for the next Job"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+plan_apply_body()
+{
+	tk_setup
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_plan '{"working_dir":"demo"}' > plan.json
+	as_field summary < plan.json > summary.txt
+	atf_check -o match:'^Plan for demo: 1 to add' cat summary.txt
+	digest=$(as_field plan_digest < plan.json)
+	saved=$(ls "$CLAIM"/terraform/*/plans/"$digest".tfplan) ||
+	    atf_fail "no plan saved on the claim under $digest"
+	atf_check_equal "$digest" "$(sha256sum "$saved" | cut -d' ' -f1)"
+	nothing_left
+
+	as_call terraform_apply '{"working_dir":"demo"}' > pending.json
+	atf_check_equal pending_approval "$(as_field status < pending.json)"
+	id=$(as_field approval_id < pending.json)
+	[ -z "$(ls "$CLAIM"/terraform/*/terraform.tfstate 2>/dev/null)" ] ||
+	    atf_fail "state written before approval"
+	atf_check -o match:approved "$(as_bin approvalctl)" -f conf.yaml \
+	    approve "$id"
+	as_call terraform_apply \
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > applied.json
+	atf_check_equal applied "$(as_field status < applied.json)"
+	atf_check -o match:'"type": "terraform_data",' \
+	    cat "$CLAIM"/terraform/*/terraform.tfstate
+	nothing_left
+
+	# The next Job starts from that state: nothing left to do.
+	as_call terraform_plan '{"working_dir":"demo"}' > again.json
+	as_field summary < again.json > summary.txt
+	atf_check -o match:'^Plan for demo: 0 to add, 0 to change' \
+	    cat summary.txt
+	nothing_left
+	atf_check -o match:"chain intact" "$(as_bin auditctl)" -f conf.yaml \
+	    verify
+	as_stop
+}
+plan_apply_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
+atf_test_case tampered_plan cleanup
+tampered_plan_head()
+{
+	atf_set "descr" "a saved plan changed on the claim after its approval is never given to a Job: nothing applied, the approval spent"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+tampered_plan_body()
+{
+	tk_setup
+	as_start auditd approvald brokerd runnerd
+	id=$(as_call terraform_apply '{"working_dir":"demo"}' |
+	    as_field approval_id)
+	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null
+	for p in "$CLAIM"/terraform/*/plans/*.tfplan; do
+		printf x >> "$p"
+	done
+	before=$(jobs_created)
+	as_call terraform_apply \
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > r.json
+	atf_check -o match:'"isError":true' cat r.json
+	as_field text < r.json > r.txt
+	atf_check -o match:'plan file was modified' cat r.txt
+	atf_check_equal "$before" "$(jobs_created)"
+	[ -z "$(ls "$CLAIM"/terraform/*/terraform.tfstate 2>/dev/null)" ] ||
+	    atf_fail "something was applied"
+	nothing_left
+	as_call terraform_apply \
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" |
+	    as_field text > r.txt
+	grep -q "already spent" r.txt || atf_fail "replay: $(cat r.txt)"
+	as_stop
+}
+tampered_plan_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
+atf_test_case off_the_claim cleanup
+off_the_claim_head()
+{
+	atf_set "descr" "a terraform_root off the claim, or no claim configured: a clear error and no Job"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+off_the_claim_body()
+{
+	TF_ROOT=$(pwd)/outside tk_setup
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_plan '{"working_dir":"demo"}' > r.json
+	atf_check -o match:'"isError":true' cat r.json
+	as_field text < r.json > r.txt
+	atf_check -o match:'is not on the claim \(kubernetes.pvc_path' \
+	    cat r.txt
+	atf_check_equal 0 "$(jobs_created)"
+	nothing_left
+	as_stop
+
+	# No claim at all: the tools say what to configure.
+	sed -i -e '/^  pvc:/d' -e '/^  pvc_path:/d' conf.yaml
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_plan '{"working_dir":"demo"}' | as_field text > r.txt
+	grep -q "need terraform's claim.*set kubernetes.pvc" r.txt ||
+	    atf_fail "no claim: $(cat r.txt)"
+	atf_check_equal 0 "$(jobs_created)"
+	as_stop
+}
+off_the_claim_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
+atf_test_case claim_checks cleanup
+claim_checks_head()
+{
+	atf_set "descr" "runnerd refuses a claim the cluster does not have and a pvc_path that is no directory, and removes call directories a crash left"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+claim_checks_body()
+{
+	TK_PVC=nosuchclaim tk_setup
+	atf_check -s not-exit:0 -e match:'no PersistentVolumeClaim nosuchclaim in namespace agent-sandbox' \
+	    "$(as_bin runnerd)" -d -f conf.yaml
+	sed -i "s|^  pvc:.*|  pvc: terraform|" conf.yaml
+	sed -i "s|^  pvc_path:.*|  pvc_path: $(pwd)/nowhere|" conf.yaml
+	atf_check -s not-exit:0 -e match:'pvc_path .*/nowhere is not an absolute path to a directory' \
+	    "$(as_bin runnerd)" -d -f conf.yaml
+	sed -i "s|^  pvc_path:.*|  pvc_path: $CLAIM|" conf.yaml
+	mkdir -p "$CLAIM/calls/as-00000000000000aa/.terraform"
+	echo '{}' > "$CLAIM/calls/as-00000000000000aa/terraform.tfstate"
+	as_start auditd approvald brokerd runnerd
+	# The keeper sweeps before it takes a request, maybe after the socket.
+	i=0
+	while [ -n "$(ls -A "$CLAIM/calls")" ]; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "a crash's call directory was left"
+		sleep 0.05
+	done
+	as_stop
+}
+claim_checks_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case plan_apply
+	atf_add_test_case tampered_plan
+	atf_add_test_case off_the_claim
+	atf_add_test_case claim_checks
+}
