@@ -7,6 +7,8 @@ CLUSTER=agent-sandbox
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STATE="$TOP/var/k8s"			# tokens, CAs, kubeconfigs (0700)
 KUBECONFIG="$STATE/kind.kubeconfig"	# the cluster admin's
+CLAIM_DIR="$STATE/claim"		# terraform's claim (kubernetes.pvc_path)
+CLAIM_NODE_PATH=/var/lib/agent-sandbox/claim	# the same in each node
 export KUBECONFIG
 RUNNER_IMAGE=agent-sandbox/runner:0.1
 AGNHOST=registry.k8s.io/e2e-test-images/agnhost:2.52
