@@ -104,6 +104,11 @@ ATF_TC_BODY(daemons_forbidden_calls, tc)
 	    PROBE_EXEC)));
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_BROKERD, 0, PROBE_EXEC)));
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CTL, 0, PROBE_INET)));
+	/* runnerd's claim keeper keeps root: files only, no socket. */
+	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CLAIM, 0, PROBE_INET)));
+	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CLAIM, 0, PROBE_UNIX)));
+	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CLAIM, 0, PROBE_EXEC)));
+	ATF_CHECK(WIFEXITED(in_sandbox(ROLE_CLAIM, 0, PROBE_OPEN)));
 }
 
 ATF_TC_WITHOUT_HEAD(trap_names_the_call);

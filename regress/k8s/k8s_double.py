@@ -17,6 +17,9 @@ Contract, written from the Kubernetes API reference:
         https://kubernetes.io/docs/concepts/workloads/controllers/job/
   Pods and pods/log:
         https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/
+  PersistentVolumeClaims (binding, subPath):
+        https://kubernetes.io/docs/concepts/storage/persistent-volumes/
+        https://kubernetes.io/docs/concepts/storage/volumes/#using-subpath
   Secrets, ServiceAccounts:
         https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/secret-v1/
         https://kubernetes.io/docs/reference/kubernetes-api/authentication-resources/service-account-v1/
@@ -33,7 +36,8 @@ Contract, written from the Kubernetes API reference:
 
 Served (core v1, batch/v1, rbac.authorization.k8s.io/v1,
 authorization.k8s.io/v1): discovery (/api, /apis, /api/v1, /apis/G/V,
-/version); namespaces, pods, pods/log, secrets, serviceaccounts,
+/version); namespaces, pods, pods/log, secrets, persistentvolumeclaims,
+serviceaccounts,
 serviceaccounts/token, jobs, roles, rolebindings, clusterroles,
 clusterrolebindings: create, get, list (labelSelector, fieldSelector),
 watch (?watch=1), delete (propagationPolicy in the query or the
@@ -59,13 +63,16 @@ Differences from a real API server, on purpose:
 - a failed pod is never restarted in place (restartPolicy OnFailure
   behaves like Never): the Job makes a new pod, up to backoffLimit;
 - one node, no scheduling, no images, no resource accounting; a pod
-  "runs" the --runner program (below), whatever its image.
+  "runs" the --runner program (below), whatever its image;
+- no PersistentVolumes: a claim is bound at once to a directory of its
+  own, STATE/claims/NAMESPACE/NAME (kept when the claim goes), and a pod
+  stays Pending until its claims are bound.
 
 Options: --cert --key (PEM), --state DIR, --admin-token-file FILE (the
 token of a system:masters user), --runner PROGRAM (or $K8S_DOUBLE_RUNNER:
 run for each pod with the Pod JSON on stdin, env K8S_DOUBLE_VOLUMES (a
 directory with one sub-directory per secret/emptyDir volume, secret keys
-as files), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD; stdout and stderr become
+as files, and a link to the claim's directory per claim volume), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD; stdout and stderr become
 the pod's log, the exit status the container's; none: every pod succeeds
 with an empty log), --seed FILE (a JSON List of objects created at start
 as the admin), --audience (the API server's token audience),
