@@ -176,6 +176,11 @@ keeper_main(const struct as_config *c, int fd)
 	char *text;
 
 	log_procinit("runnerd-claim");
+	/* Nothing of the helper's but stderr: not the engine's channel. */
+	if (dup2(fd, 3) == -1)
+		fatal("claim: dup2");
+	closefrom(4);
+	fd = 3;
 	/* The helper's end closing ends it, after the request in hand. */
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);

@@ -192,13 +192,19 @@ worker_event(int fd, short revents, void *arg)
 	w->len += n;
 }
 
+/* A run that gets no worker: its seeded directory (seeded) emptied. */
 static void
-refuse(uint64_t id, int credfd, const char *why)
+refuse(uint64_t id, int credfd, json_t *req, int seeded, const char *why)
 {
+	json_t *r;
+
 	if (credfd != -1)
 		close(credfd);
-	engine_reply(LMSG_DONE, id, json_pack("{s:s, s:s}", "status",
-	    "failed", "error", why));
+	r = json_pack("{s:s, s:s}", "status", "failed", "error", why);
+	if (seeded)
+		claim_collect(id, req, r);
+	json_decref(req);
+	engine_reply(LMSG_DONE, id, r);
 }
 
 static void
@@ -211,25 +217,26 @@ run(uint64_t id, const uint8_t *data, size_t len, int credfd)
 
 	req = cjson_parse(data, len, NULL, 0);
 	if (req == NULL || !request_ok(req)) {
-		json_decref(req);
-		refuse(id, credfd, "bad run request");
+		refuse(id, credfd, req, 0, "bad run request");
 		return;
 	}
 	claim = claim_needed(req);
 	if (claim && conf->kubernetes.pvc[0] == '\0') {
-		json_decref(req);
-		refuse(id, credfd, "files and the terraform tools need "
+		refuse(id, credfd, req, 0, "files and the terraform tools need "
 		    "terraform's claim on the kubernetes backend: set "
 		    "kubernetes.pvc and kubernetes.pvc_path");
 		return;
 	}
 	if (claim && claim_seed(id, req, why, sizeof(why)) == -1) {
-		json_decref(req);
-		refuse(id, credfd, why);
+		refuse(id, credfd, req, 0, why);
 		return;
 	}
-	if (pipe2(p, O_CLOEXEC) == -1)
-		fatal("pipe2");
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		log_warn("pipe2");
+		refuse(id, credfd, req, claim, "the kubernetes helper is out "
+		    "of descriptors");
+		return;
+	}
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		fatal("worker");
 	w->id = id;

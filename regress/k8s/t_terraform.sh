@@ -192,7 +192,7 @@ off_the_claim_cleanup()
 atf_test_case claim_checks cleanup
 claim_checks_head()
 {
-	atf_set "descr" "runnerd refuses a claim the cluster does not have and a pvc_path that is no directory, and removes call directories a crash left"
+	atf_set "descr" "runnerd refuses a claim the cluster does not have and a pvc_path that is no directory; its claim keeper removes call directories a crash left and runs under seccomp"
 	atf_set "require.user" "root"
 	atf_set "timeout" "300"
 }
@@ -216,6 +216,15 @@ claim_checks_body()
 		[ $i -le 100 ] || atf_fail "a crash's call directory was left"
 		sleep 0.05
 	done
+	# The keeper (the helper's one child while idle) is under seccomp.
+	rd=$(awk '$2 == "runnerd" { print $1 }' pids)
+	helper=$(ps -o pid= --ppid "$rd" | tr -d ' ')
+	keeper=$(ps -o pid= --ppid "$helper" | tr -d ' ')
+	[ -n "$keeper" ] || atf_fail "no claim keeper under the helper"
+	atf_check -o match:'^Seccomp:[[:space:]]+2$' \
+	    grep '^Seccomp:' "/proc/$keeper/status"
+	atf_check -o match:'^NoNewPrivs:[[:space:]]+1$' \
+	    grep '^NoNewPrivs:' "/proc/$keeper/status"
 	as_stop
 }
 claim_checks_cleanup()
