@@ -26,6 +26,8 @@ Contract, written from the Kubernetes API reference:
   TokenRequest:
         https://kubernetes.io/docs/reference/kubernetes-api/authentication-resources/token-request-v1/
   RBAC: https://kubernetes.io/docs/reference/access-authn-authz/rbac/
+  X.509 client certificates:
+        https://kubernetes.io/docs/reference/access-authn-authz/authentication/#x509-client-certificates
   Pod Security:
         https://kubernetes.io/docs/concepts/security/pod-security-standards/
         https://kubernetes.io/docs/concepts/security/pod-security-admission/
@@ -57,7 +59,8 @@ Differences from a real API server, on purpose:
 - JSON only, plus the protobuf bodies kubectl insists on for a few typed
   requests (k8s_proto.py); Table output for `kubectl get`; no /openapi,
   so `kubectl create -f` needs --validate=false; no PUT or PATCH (405);
-- a request with no token gets 401 (no anonymous user); tokens are
+- a request with neither a token nor a client certificate gets 401 (no
+  anonymous user); tokens are
   HMAC-signed JWTs, not the cluster's keys; expirationSeconds is capped
   at 48h;
 - a failed pod is never restarted in place (restartPolicy OnFailure
@@ -68,16 +71,19 @@ Differences from a real API server, on purpose:
   own, STATE/claims/NAMESPACE/NAME (kept when the claim goes), and a pod
   stays Pending until its claims are bound.
 
-Options: --cert --key (PEM), --state DIR, --admin-token-file FILE (the
-token of a system:masters user), --runner PROGRAM (or $K8S_DOUBLE_RUNNER:
-run for each pod with the Pod JSON on stdin, env K8S_DOUBLE_VOLUMES (a
-directory with one sub-directory per secret/emptyDir volume, secret keys
-as files, and a link to the claim's directory per claim volume), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD; stdout and stderr become
-the pod's log, the exit status the container's; none: every pod succeeds
-with an empty log), --seed FILE (a JSON List of objects created at start
-as the admin), --audience (the API server's token audience),
---events-kept N (watch history; older resourceVersions get 410 Gone),
---psa-workload reject|warn (see above).
+Options: --cert --key (PEM), --client-ca FILE (X.509 client
+certificates signed by it authenticate as their subject's CN, with its
+O values as groups, as --client-ca-file does), --state DIR,
+--admin-token-file FILE (the token of a system:masters user), --runner
+PROGRAM (or $K8S_DOUBLE_RUNNER: run for each pod with the Pod JSON on
+stdin, env K8S_DOUBLE_VOLUMES (a directory with one sub-directory per
+secret/emptyDir volume, secret keys as files, and a link to the claim's
+directory per claim volume), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD;
+stdout and stderr become the pod's log, the exit status the
+container's; none: every pod succeeds with an empty log), --seed FILE (a
+JSON List of objects created at start as the admin), --audience (the
+API server's token audience), --events-kept N (watch history; older
+resourceVersions get 410 Gone), --psa-workload reject|warn (see above).
 
 STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
 [method=METHOD]; the fault applies to requests matching both filters:
@@ -113,6 +119,21 @@ from k8s_store import RESOURCES, Controller, Store, group_of  # noqa: E402
 PUBLIC = {"/version", "/healthz", "/livez", "/readyz"}
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public",
                       "kube-node-lease")
+
+
+def client_cert_user(conn):
+    """The user of a verified client certificate (--client-ca): its
+    subject's common name, its organizations as groups; else None."""
+    cert = conn.getpeercert() if hasattr(conn, "getpeercert") else None
+    if not cert:
+        return None
+    attrs = [a for rdn in cert.get("subject", ()) for a in rdn]
+    names = [v for k, v in attrs if k == "commonName"]
+    if not names:
+        return None
+    return k8s_authz.User(names[0], [v for k, v in attrs
+                                     if k == "organizationName"] +
+                          ["system:authenticated"])
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -211,8 +232,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                        if path == "/version" else b"ok")
             return
         auth = self.headers.get("Authorization", "")
-        self.user = user = api.authenticate(
-            auth[7:].strip() if auth.startswith("Bearer ") else "")
+        if auth.startswith("Bearer "):
+            self.user = user = api.authenticate(auth[7:].strip())
+        else:
+            self.user = user = client_cert_user(self.connection)
         if user is None:
             raise ApiError(401, "Unauthorized", "Unauthorized")
         kind, route = route_of(path)
@@ -338,6 +361,7 @@ def main():
     p.add_argument("--runner", default=os.environ.get("K8S_DOUBLE_RUNNER"))
     p.add_argument("--seed")
     p.add_argument("--bind", default="127.0.0.1")
+    p.add_argument("--client-ca")
     p.add_argument("--events-kept", type=int, default=2000)
     p.add_argument("--psa-workload", choices=("reject", "warn"),
                    default="reject")
@@ -348,6 +372,10 @@ def main():
         admin_token = f.read().strip()
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(a.cert, a.key)
+    if a.client_ca:
+        # A certificate is asked for, not required: tokens still work.
+        ctx.load_verify_locations(a.client_ca)
+        ctx.verify_mode = ssl.CERT_OPTIONAL
     ctx.set_alpn_protocols(["http/1.1"])
     srv = http.server.ThreadingHTTPServer((a.bind, 0), Handler)
     srv.daemon_threads = True

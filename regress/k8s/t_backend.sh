@@ -3,7 +3,8 @@
 # least-privileged ServiceAccount (cluster/rbac-runnerd.yaml): a command
 # runs as a Job, its exit status and output come back, the credential is
 # a file in /run/secrets, the deadline and a cancel end it, and nothing
-# is left in the namespace; leftovers of a dead runnerd are swept.
+# is left in the namespace; leftovers of a dead runnerd are swept; a
+# client certificate serves as well as a token.
 
 . "$(atf_get_srcdir)/k8s.subr"
 . "$(atf_get_srcdir)/kb.subr"
@@ -163,8 +164,87 @@ sweep_cleanup()
 	kb_stop
 }
 
+# client_kubeconfig CA CN: runnerd.kubeconfig with a client certificate
+# for CN issued by CA (ca: the double's; other-ca: a stranger's).
+client_kubeconfig()
+{
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	    -keyout client.key -out client.csr -subj "/O=agent-sandbox/CN=$2" \
+	    2>/dev/null &&
+	openssl x509 -req -in client.csr -CA "$1.pem" -CAkey "$1.key" \
+	    -CAcreateserial -out client.pem -days 1 2>/dev/null ||
+	    atf_fail "cannot make a client certificate"
+	cat > runnerd.kubeconfig <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: double
+  cluster:
+    server: https://127.0.0.1:$K8S_PORT
+    certificate-authority: $(pwd)/ca.pem
+users:
+- name: runnerd
+  user:
+    client-certificate: $(pwd)/client.pem
+    client-key-data: $(base64 -w0 client.key)
+contexts:
+- name: double
+  context: {cluster: double, user: runnerd}
+current-context: double
+KC
+}
+
+atf_test_case client_certificate cleanup
+client_certificate_head()
+{
+	atf_set "descr" "runnerd authenticates with the kubeconfig's client certificate (a file and inline key data): its User is bound to runnerd's Role and a call runs; a certificate from another CA gets no call through"
+	atf_set "timeout" "120"
+}
+client_certificate_body()
+{
+	kb_cluster --client-ca ca.pem
+	cat > rb.json <<'RB'
+{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+ "metadata": {"name": "runnerd-x509", "namespace": "agent-sandbox"},
+ "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+             "name": "runnerd"},
+ "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+               "name": "runnerd-x509"}]}
+RB
+	kubectl create --validate=false -f rb.json >/dev/null ||
+	    atf_fail "cannot bind the certificate's user"
+	client_kubeconfig ca runnerd-x509
+	kb_runnerd
+	kb_call 'echo hello over x509' > r.json
+	atf_check -o inline:'0|exited\n' python3 -c '
+import json; s = json.load(open("r.json"))["structuredContent"]
+assert "hello over x509" in s["stdout"], s
+print("%d|%s" % (s["exit_code"], s["status"]))'
+	grep -q '"user": "runnerd-x509", "verb": "create", "code": 201' \
+	    state/requests.jsonl || atf_fail "the Job was not made as runnerd-x509"
+	kb_left > left
+	atf_check -o empty cat left
+	kb_stop_runnerd
+
+	client_kubeconfig other-ca runnerd-x509
+	before=$(grep -c '"user": "runnerd-x509"' state/requests.jsonl)
+	kb_runnerd
+	kb_call 'echo nope' > r.json
+	atf_check -o inline:'failed\n' python3 -c '
+import json; print(json.load(open("r.json"))["structuredContent"]["status"])'
+	atf_check_equal "$before" \
+	    "$(grep -c '"user": "runnerd-x509"' state/requests.jsonl)"
+	kb_left > left
+	atf_check -o empty cat left
+}
+client_certificate_cleanup()
+{
+	kb_stop
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case client_certificate
 	atf_add_test_case run
 	atf_add_test_case sequential
 	atf_add_test_case credential
