@@ -210,6 +210,11 @@ parse_tools(const struct ynode *n, void *dst, struct yerr *e)
 			return -1;
 		if (t->tier == (enum tier)-1)
 			return yerror(e, kid, "%s: tier is required", t->name);
+		/* runnerd asks a person before every apply (runnerd(8)). */
+		if (t->tier == TIER_LOW && strcmp(t->name,
+		    "terraform_apply") == 0)
+			return yerror(e, kid, "terraform_apply: tier low would "
+			    "leave nobody to approve an apply: high or deny");
 	}
 	return 0;
 }

@@ -326,6 +326,8 @@ ATF_TC_BODY(policy_errors, tc)
 	bad_policy("tools:\n  Bad-Name:\n    tier: low\n",
 	    "bad.yaml:3: bad tool name");
 	bad_policy("tools: [a]\n", "tools: expected a mapping");
+	bad_policy("tools:\n  terraform_apply:\n    tier: low\n",
+	    "bad.yaml:3: terraform_apply: tier low would leave nobody");
 }
 
 ATF_TC(policy_defaults);
