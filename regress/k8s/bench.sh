@@ -3,7 +3,9 @@
 # against the API double (not a kyua test).  N run_shell calls of `true`,
 # one after another, through runnerd (stand-in peers, no credential, then
 # with a credential Secret), in a scratch directory; prints ms per call
-# for each and, for scale, the double alone running the same Job.
+# for each and, for scale, the double alone running the same Job.  Then
+# N terraform_plan calls of the demo module on terraform's claim against
+# bare `terraform init; terraform plan -out` in a copy of it.
 set -e
 build=$(cd "${1:?usage: bench.sh BUILD [N]}" && pwd)
 n=${2:-20}
@@ -51,3 +53,37 @@ while [ $i -lt "$n" ]; do
 	i=$((i + 1))
 done
 echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per Job"
+
+command -v terraform >/dev/null || { echo "bench: no terraform"; exit 0; }
+kubectl create --validate=false -f "$top/cluster/terraform-claim.yaml" \
+    >/dev/null
+claim=$work/state/claims/agent-sandbox/terraform
+i=0
+until [ -d "$claim" ]; do
+	i=$((i + 1))
+	[ $i -le 100 ] || atf_fail "the claim was not bound"
+	sleep 0.05
+done
+mkdir -p "$claim/modules"
+cp -R "$top/terraform/demo" "$claim/modules/"
+kb_stop_runnerd
+kill "$(cat peers.pid)"
+rm -f peers.pid run/*.sock
+KB_KUBE_EXTRA="  pvc: terraform
+  pvc_path: $claim" kb_runnerd --working-dir-path "$claim/modules/demo"
+printf 'terraform_plan on the claim: '
+kb_tool terraform_plan '{"working_dir": "demo"}' -n "$n"
+printf 'bare terraform init + plan:  '
+cp -R "$top/terraform/demo" bare
+t0=$(date +%s%N)
+i=0
+while [ $i -lt "$n" ]; do
+	rm -rf bare/.terraform bare/plan
+	(cd bare && TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 \
+	    TF_CLI_CONFIG_FILE=/dev/null terraform init -input=false \
+	    >/dev/null && TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 \
+	    TF_CLI_CONFIG_FILE=/dev/null terraform plan -input=false \
+	    -out=plan >/dev/null)
+	i=$((i + 1))
+done
+echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per plan"

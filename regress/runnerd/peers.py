@@ -58,7 +58,8 @@ def answer(sock, mtype, reqid, body):
             "decision": "deny" if deny else "allow",
             "tier": "deny" if deny else "low",
             "reason": "test policy", "egress": opts.egress,
-            "destructive_patterns": [], "destructive_actions": False})
+            "destructive_patterns": [], "destructive_actions": False,
+            "working_dir_path": opts.working_dir_path})
     elif mtype == MSG_CRED_ISSUE:
         lease = "lease-%016x" % reqid
         record({"peer": "brokerd", "issued": lease})
@@ -107,6 +108,8 @@ def main():
     p.add_argument("--deny", action="append", default=[])
     p.add_argument("--egress", action="append", default=[])
     p.add_argument("--secret")
+    p.add_argument("--working-dir-path",
+                   help="a terraform call's resolved working directory")
     p.add_argument("--audit-fail", action="store_true")
     opts = p.parse_args()
     servers = []
