@@ -145,6 +145,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
 	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
+	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
 	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
@@ -365,6 +366,7 @@ config_defaults(struct as_config *c)
 	strlcpy(c->runnerd.session_agent,
 	    "/usr/local/share/agent-sandbox/session-agent.py",
 	    sizeof(c->runnerd.session_agent));
+	c->runnerd.plan_retention = 7 * 86400;
 	c->runnerd.session_idle = 600;
 	c->runnerd.session_lifetime = 3600;
 	c->runnerd.sessions_max = 16;
@@ -549,9 +551,11 @@ config_print(const struct as_config *c)
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
-	    "  max_calls: %ld\n", c->runnerd.rootfs, c->runnerd.timeout,
-	    c->runnerd.memory, c->runnerd.pids, c->runnerd.cpu_percent,
-	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls);
+	    "  max_calls: %ld\n  plan_retention: %ld\n", c->runnerd.rootfs,
+	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
+	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
+	    c->runnerd.output_max, c->runnerd.max_calls,
+	    c->runnerd.plan_retention);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
 	    "  sessions_per_client: %ld\n  warm_pool: %ld\n",

@@ -147,6 +147,8 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	} else {
 		json_object_set_new(req->workspace, "plan_save",
 		    json_string("plan.tfplan"));
+		json_object_set_new(req->workspace, "plans_kept_for",
+		    json_integer(runnerd_conf.runnerd.plan_retention));
 		req->files_out = json_pack("[s, s]", "plan.json", "plan.txt");
 	}
 	return 0;

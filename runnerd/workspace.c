@@ -10,7 +10,9 @@
  * "state" (runnerd's directory for that working dir), "plan_load"
  * (digest of a saved plan, copied in as plan.tfplan), "plan_save" (a
  * workspace file to save as a plan after a clean exit) and "keep_state"
- * (copy terraform.tfstate back after a clean exit).
+ * (copy terraform.tfstate back after a clean exit), and with plan_save
+ * "plans_kept_for" (seconds: older saved plans of that working directory
+ * are removed once the new one is kept).
  */
 #include <sys/stat.h>
 
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cjson.h"
@@ -241,6 +244,9 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	if ((j = json_object_get(req, "keep_state")) != NULL &&
 	    !json_is_boolean(j))
 		return 0;
+	if ((j = json_object_get(req, "plans_kept_for")) != NULL &&
+	    (!json_is_integer(j) || json_integer_value(j) < 60))
+		return 0;
 	state = json_string_value(json_object_get(req, "state"));
 	if (state == NULL)
 		return json_object_get(req, "state") == NULL &&
@@ -337,12 +343,41 @@ keep_file(const char *src, const char *dir, const char *name,
 	return 0;
 }
 
+/*
+ * Saved plans older than max_age seconds, but for keep, removed: an
+ * approval can outlive them only if it lasts longer than runnerd's
+ * plan_retention, and then its apply says the plan is not found.
+ */
+static void
+plans_prune(const char *plans, long long max_age, const char *keep)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	time_t cutoff = time(NULL) - max_age;
+	DIR *dir;
+
+	if ((dir = opendir(plans)) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.' || strcmp(de->d_name, keep) == 0 ||
+		    pathf(path, sizeof(path), "%s/%s", plans,
+		    de->d_name) == -1 || lstat(path, &st) == -1 ||
+		    !S_ISREG(st.st_mode) || st.st_mtime >= cutoff)
+			continue;
+		if (unlink(path) == -1)
+			log_warn("prune %s", path);
+	}
+	closedir(dir);
+}
+
 /* After a clean exit: keep the state and the plan, note it in r. */
 void
 workspace_keep(const char *work, json_t *req, json_t *r)
 {
 	char src[PATH_MAX], plans[PATH_MAX], digest[SHA256_HEX_LEN + 1];
 	const char *state, *save;
+	json_t *max_age;
 
 	state = json_string_value(json_object_get(req, "state"));
 	save = json_string_value(json_object_get(req, "plan_save"));
@@ -367,4 +402,7 @@ workspace_keep(const char *work, json_t *req, json_t *r)
 		return;
 	}
 	json_object_set_new(r, "plan_digest", json_string(digest));
+	if ((max_age = json_object_get(req, "plans_kept_for")) != NULL &&
+	    pathf(src, sizeof(src), "%s.tfplan", digest) == 0)
+		plans_prune(plans, json_integer_value(max_age), src);
 }

@@ -39,7 +39,8 @@ tk_setup()
 	AS_RUNNERD_EXTRA="  backend: kubernetes
   timeout: 120s
   sessions_max: 0
-  warm_pool: 0" AS_BROKERD_EXTRA="  scopes:
+  warm_pool: 0
+${TK_RUNNERD_EXTRA:-}" AS_BROKERD_EXTRA="  scopes:
     terraform: { engine: none, tools: [terraform_plan, terraform_apply] }" \
 	    as_conf
 	cat >> conf.yaml <<CONF
@@ -154,6 +155,37 @@ tampered_plan_cleanup()
 	kb_stop
 }
 
+atf_test_case plans_pruned cleanup
+plans_pruned_head()
+{
+	atf_set "descr" "saving a plan removes that working directory's saved plans older than runnerd.plan_retention, and only those"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+plans_pruned_body()
+{
+	TK_RUNNERD_EXTRA="  plan_retention: 1h" tk_setup
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_plan '{"working_dir":"demo"}' > r.json
+	plans=$(dirname "$(ls "$CLAIM"/terraform/*/plans/*.tfplan)")
+	echo old > "$plans/$(printf '%064d' 1).tfplan"
+	echo young > "$plans/$(printf '%064d' 2).tfplan"
+	touch -d '2 hours ago' "$plans"/*.tfplan
+	touch "$plans/$(printf '%064d' 2).tfplan"
+	as_call terraform_plan '{"working_dir":"demo"}' > r.json
+	digest=$(as_field plan_digest < r.json)
+	ls "$plans" | sort > left.txt
+	printf '%s\n' "$(printf '%064d' 2).tfplan" "$digest.tfplan" |
+	    sort > want.txt
+	atf_check -o file:want.txt cat left.txt
+	as_stop
+}
+plans_pruned_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
 atf_test_case off_the_claim cleanup
 off_the_claim_head()
 {
@@ -237,6 +269,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case plan_apply
 	atf_add_test_case tampered_plan
+	atf_add_test_case plans_pruned
 	atf_add_test_case off_the_claim
 	atf_add_test_case claim_checks
 }
