@@ -2,9 +2,10 @@
  * Terraform's lasting pieces, on the launcher's side (or the claim
  * keeper's, claim.c): the working directory copied into a call's
  * workspace, the state kept between calls in runnerd's state directory
- * (on the claim with the kubernetes backend), and saved plans stored under their
- * SHA-256.  The sandbox sees copies only, never a host path, and a plan
- * is loaded only if its bytes still have the digest it is asked by.
+ * (on the claim with the kubernetes backend), and saved plans stored
+ * under their SHA-256.  The sandbox sees copies only, never a host
+ * path, and a plan is loaded only if its bytes still have the digest it
+ * is asked by.
  *
  * Request keys (all optional): "workdir" (host directory to copy in),
  * "state" (runnerd's directory for that working dir), "plan_load"
