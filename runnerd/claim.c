@@ -85,6 +85,33 @@ beneath(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
+/* A module on the claim, not in runnerd's own part of it. */
+static int
+workdir_ok(const struct as_config *c, const char *workdir, char *why,
+    size_t whylen)
+{
+	char calls[PATH_MAX], state[PATH_MAX];
+
+	if (!beneath(workdir, c->kubernetes.pvc_path)) {
+		snprintf(why, whylen, "working directory %.160s is not on the "
+		    "claim (kubernetes.pvc_path %.160s): the policy's "
+		    "terraform_root must be there", workdir,
+		    c->kubernetes.pvc_path);
+		return 0;
+	}
+	if (pathf(calls, sizeof(calls), "%s/" KUBE_CLAIM_CALLS,
+	    c->kubernetes.pvc_path) == -1 || pathf(state, sizeof(state),
+	    "%s/terraform", c->kubernetes.pvc_path) == -1 ||
+	    beneath(workdir, calls) || beneath(workdir, state) ||
+	    strcmp(workdir, calls) == 0 || strcmp(workdir, state) == 0) {
+		snprintf(why, whylen, "working directory %.160s is runnerd's "
+		    "own on the claim (" KUBE_CLAIM_CALLS "/, terraform/): "
+		    "keep modules elsewhere on it", workdir);
+		return 0;
+	}
+	return 1;
+}
+
 static json_t *
 seed(const struct as_config *c, uint64_t id, json_t *req)
 {
@@ -94,13 +121,8 @@ seed(const struct as_config *c, uint64_t id, json_t *req)
 	if (!request_ok(req) || !workspace_request_ok(c, req))
 		return error_reply("bad run request");
 	workdir = json_string_value(json_object_get(req, "workdir"));
-	if (workdir != NULL && !beneath(workdir, c->kubernetes.pvc_path)) {
-		snprintf(why, sizeof(why), "working directory %.160s is not on "
-		    "the claim (kubernetes.pvc_path %.160s): the policy's "
-		    "terraform_root must be there", workdir,
-		    c->kubernetes.pvc_path);
+	if (workdir != NULL && !workdir_ok(c, workdir, why, sizeof(why)))
 		return error_reply(why);
-	}
 	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
 	    sizeof(dir)) == -1)
 		return error_reply("call directory: path too long");

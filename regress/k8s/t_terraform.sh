@@ -189,7 +189,7 @@ plans_pruned_cleanup()
 atf_test_case off_the_claim cleanup
 off_the_claim_head()
 {
-	atf_set "descr" "a terraform_root off the claim, or no claim configured: a clear error and no Job"
+	atf_set "descr" "a working directory off the claim or in runnerd's own part of it, or no claim configured: a clear error and no Job"
 	atf_set "require.user" "root"
 	atf_set "timeout" "300"
 }
@@ -206,10 +206,26 @@ off_the_claim_body()
 	nothing_left
 	as_stop
 
+	# On the claim, but runnerd's own part of it: saved plans would be
+	# copied into the sandbox.
+	mkdir -p "$CLAIM/terraform/plans-here"
+	cp "$(as_src)/terraform/demo/main.tf" "$CLAIM/terraform/plans-here/"
+	sed -i -e "s|^terraform_root:.*|terraform_root: $CLAIM|" \
+	    -e "s|working_dirs: \[.*\]|working_dirs: [terraform/plans-here]|" \
+	    policy.yaml
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_plan '{"working_dir":"terraform/plans-here"}' |
+	    as_field text > r.txt
+	grep -q "is runnerd's own on the claim" r.txt ||
+	    atf_fail "runnerd's part of the claim: $(cat r.txt)"
+	atf_check_equal 0 "$(jobs_created)"
+	as_stop
+
 	# No claim at all: the tools say what to configure.
 	sed -i -e '/^  pvc:/d' -e '/^  pvc_path:/d' conf.yaml
 	as_start auditd approvald brokerd runnerd
-	as_call terraform_plan '{"working_dir":"demo"}' | as_field text > r.txt
+	as_call terraform_plan '{"working_dir":"terraform/plans-here"}' |
+	    as_field text > r.txt
 	grep -q "need terraform's claim.*set kubernetes.pvc" r.txt ||
 	    atf_fail "no claim: $(cat r.txt)"
 	atf_check_equal 0 "$(jobs_created)"
