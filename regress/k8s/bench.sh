@@ -55,22 +55,14 @@ done
 echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per Job"
 
 command -v terraform >/dev/null || { echo "bench: no terraform"; exit 0; }
-kubectl create --validate=false -f "$top/cluster/terraform-claim.yaml" \
-    >/dev/null
-claim=$work/state/claims/agent-sandbox/terraform
-i=0
-until [ -d "$claim" ]; do
-	i=$((i + 1))
-	[ $i -le 100 ] || atf_fail "the claim was not bound"
-	sleep 0.05
-done
-mkdir -p "$claim/modules"
-cp -R "$top/terraform/demo" "$claim/modules/"
+kb_claim
+mkdir -p "$CLAIM/modules"
+cp -R "$top/terraform/demo" "$CLAIM/modules/"
 kb_stop_runnerd
 kill "$(cat peers.pid)"
 rm -f peers.pid run/*.sock
 KB_KUBE_EXTRA="  pvc: terraform
-  pvc_path: $claim" kb_runnerd --working-dir-path "$claim/modules/demo"
+  pvc_path: $CLAIM" kb_runnerd --working-dir-path "$CLAIM/modules/demo"
 printf 'terraform_plan on the claim: '
 kb_tool terraform_plan '{"working_dir": "demo"}' -n "$n"
 printf 'bare terraform init + plan:  '

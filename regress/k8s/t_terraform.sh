@@ -17,18 +17,7 @@ tk_setup()
 {
 	command -v terraform >/dev/null || atf_skip "terraform is not installed"
 	kb_cluster
-	kubectl create --validate=false \
-	    -f "$(k8s_cluster)/terraform-claim.yaml" >/dev/null ||
-	    atf_fail "cannot create terraform's claim"
-	CLAIM=$(pwd)/state/claims/agent-sandbox/terraform
-	i=0
-	until kubectl get pvc terraform -n agent-sandbox \
-	    -o jsonpath='{.status.phase}' | grep -qx Bound; do
-		i=$((i + 1))
-		[ $i -le 100 ] || atf_fail "the claim was not bound"
-		sleep 0.05
-	done
-	[ -d "$CLAIM" ] || atf_fail "no directory for the claim"
+	kb_claim
 	mkdir -p "$CLAIM/modules" outside
 	cp -R "$(as_src)/terraform/demo" "$CLAIM/modules/"
 	cp -R "$(as_src)/terraform/demo" outside/
