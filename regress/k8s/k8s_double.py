@@ -92,6 +92,8 @@ STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
   409             every create answers AlreadyExists
   slow SECONDS    the answer is delayed
   watch-close N   a watch is cut (no final chunk) after N events (def. 1)
+STATE/pod-groups/PGID exists while a pod's process group runs (the
+double kills them on SIGTERM; after a SIGKILL, k8s.subr does).
 STATE/requests.jsonl gets one line per request: method, path, query, user,
 verb, code (never a header or a body).
 """
@@ -101,6 +103,7 @@ import http.server
 import json
 import os
 import re
+import signal
 import socket
 import ssl
 import sys
@@ -390,10 +393,12 @@ def main():
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
     os.rename(tmp, os.path.join(a.state, "port"))
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    def stop(signum, frame):
+        srv.api.controller.kill_all()
+        os._exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    srv.serve_forever()
     return 0
 
 

@@ -251,6 +251,7 @@ class Controller:
     def __init__(self, store, state_dir, runner):
         self.store = store
         self.state = os.path.abspath(state_dir)
+        self.groups = os.path.join(self.state, "pod-groups")
         self.runner = runner
         self.procs = {}         # (ns, pod) -> Popen, None once finished
         self.logs = {}          # (ns, pod) -> bytes
@@ -429,6 +430,11 @@ class Controller:
                                 stderr=subprocess.STDOUT, cwd=root, env=env,
                                 start_new_session=True)
         self.procs[key] = proc
+        # A record of the pod's process group while it runs, for
+        # k8s.subr's k8s_stop should the double die without its TERM
+        # handler (kyua ends a test's own process group with KILL).
+        os.makedirs(self.groups, exist_ok=True)
+        open(os.path.join(self.groups, str(proc.pid)), "w").close()
         threading.Thread(target=self.wait, args=(key, proc, pod),
                          daemon=True).start()
 
@@ -441,6 +447,10 @@ class Controller:
         out = proc.stdout.read(LOG_CAP)
         proc.stdout.close()
         code = proc.wait()
+        try:
+            os.unlink(os.path.join(self.groups, str(proc.pid)))
+        except FileNotFoundError:
+            pass
         with self.store.lock:
             if self.procs.get(key) is proc:
                 self.finish(key, code, out)
@@ -522,6 +532,11 @@ class Controller:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+    def kill_all(self):
+        """The node goes down: no pod outlives the double."""
+        for ns, name in list(self.procs):
+            self.kill(ns, name)
 
     def delete_pod(self, pod):
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
