@@ -47,13 +47,14 @@ expiry_head()
 }
 expiry_body()
 {
-	ad_setup 1s
+	# Expiry counts whole seconds: a 2s approval lives 1 to 2 s.
+	ad_setup 2s
 	ad_audit_stub
 	ad_start
 	pending=$($CLIENT request run demo "$PLAN_A")
 	approved=$($CLIENT request run demo "$PLAN_A")
 	atf_check -o ignore $CTL approve "$approved"
-	sleep 2.5
+	sleep 3.2
 	atf_check -o match:"ERROR 1 approval $approved has expired" \
 	    $CLIENT spend run "$approved" demo "$PLAN_A"
 	atf_check -s exit:1 -e match:"approval $pending has expired" \
