@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "brokerd.h"
+#include "io.h"
 
 /* Room before each block to remember its size, keeping malloc's alignment. */
 #define WIPE_HDR	16
@@ -161,22 +162,14 @@ cred_file(const struct brokerd_scope *sc, const char *ns,
 int
 cred_memfd(const struct secret *s)
 {
-	size_t off = 0;
-	ssize_t n;
 	int fd, saved;
 
 	fd = memfd_create("agent-sandbox-cred", MFD_CLOEXEC |
 	    MFD_ALLOW_SEALING);
 	if (fd == -1)
 		return -1;
-	while (off < s->len) {
-		n = write(fd, s->buf + off, s->len - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto fail;
-		off += n;
-	}
+	if (write_full(fd, s->buf, s->len) == -1)
+		goto fail;
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 	    F_SEAL_WRITE | F_SEAL_SEAL) == -1 ||
 	    lseek(fd, 0, SEEK_SET) == -1)

@@ -123,15 +123,14 @@ read_file(const char *path, size_t *len, char *err, size_t errlen)
 		close(fd);
 		return NULL;
 	}
-	while (*len < (size_t)st.st_size &&
-	    (n = read(fd, buf + *len, st.st_size - *len)) != 0) {
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			break;
-		*len += n;
-	}
+	n = read_full(fd, buf, st.st_size);
 	close(fd);
+	if (n == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
 	return buf;
 }
 

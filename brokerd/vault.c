@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "brokerd.h"
+#include "io.h"
 #include "log.h"
 
 #define VAULT_MAXRESP	(256 * 1024)
@@ -94,16 +95,14 @@ vault_token_load(char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
-	len = 0;
-	while (len < sizeof(buf) &&
-	    (n = read(fd, buf + len, sizeof(buf) - len)) != 0) {
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			break;
-		len += n;
-	}
+	n = read_full(fd, buf, sizeof(buf));
 	close(fd);
+	if (n == -1) {
+		snprintf(err, errlen, "%s: %s", vault.conf->token_file,
+		    strerror(errno));
+		return -1;
+	}
+	len = (size_t)n;
 	while (len > 0 && isspace((unsigned char)buf[len - 1]))
 		len--;
 	for (i = 0; i < len; i++)

@@ -25,3 +25,22 @@ write_full(int fd, const void *buf, size_t len)
 	}
 	return 0;
 }
+
+/* Reads until len bytes or end of file, through signals: the count, or -1. */
+ssize_t
+read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len && (n = read(fd, p + got, len - got)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}

@@ -3,7 +3,9 @@
 #define AS_IO_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 int	write_full(int, const void *, size_t);
+ssize_t	read_full(int, void *, size_t);
 
 #endif

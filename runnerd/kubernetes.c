@@ -29,6 +29,7 @@
 #include "cjson.h"
 #include "event.h"
 #include "frame.h"
+#include "io.h"
 #include "kube.h"
 #include "launcher.h"
 #include "log.h"
@@ -118,8 +119,6 @@ worker_main(int out, const struct worker *w, int credfd)
 	sigset_t all;
 	json_t *r;
 	char *text;
-	size_t off = 0, len;
-	ssize_t n;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
@@ -136,11 +135,7 @@ worker_main(int out, const struct worker *w, int credfd)
 		close(credfd);
 	if ((text = json_dumps(r, JSON_COMPACT)) == NULL)
 		_exit(1);
-	len = strlen(text);
-	while (off < len && ((n = write(out, text + off, len - off)) > 0 ||
-	    (n == -1 && errno == EINTR)))
-		off += n > 0 ? (size_t)n : 0;
-	_exit(off == len ? 0 : 1);
+	_exit(write_full(out, text, strlen(text)) == 0 ? 0 : 1);
 }
 
 static void
