@@ -145,9 +145,7 @@ main(int argc, char *argv[])
 	free(payload);
 	if (r == -1)
 		return 1;
-	if ((entries = json_array()) == NULL)
-		fatalx("out of memory");
-	if (ctl_collect(&ch, &m, MSG_CTL_ENTRY, MSG_CTL_END, entries) == 1)
+	if ((entries = ctl_collect(&ch, &m, MSG_CTL_ENTRY, MSG_CTL_END)) == NULL)
 		return 1;
 	out->result(res.action, entries);
 	json_decref(entries);

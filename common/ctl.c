@@ -125,21 +125,26 @@ ctl_entry(const struct msg *m, uint32_t type)
 }
 
 /*
- * Entries into entries until the end frame, starting with the reply in
- * m: 0, or 1 when the daemon refused on the way.
+ * The entries until the end frame, starting with the reply in m, as an
+ * array; NULL when the daemon refused on the way.
  */
-int
-ctl_collect(struct channel *ch, struct msg *m, uint32_t entry, uint32_t end,
-    json_t *entries)
+json_t *
+ctl_collect(struct channel *ch, struct msg *m, uint32_t entry, uint32_t end)
 {
+	json_t *entries;
+
+	if ((entries = json_array()) == NULL)
+		fatalx("out of memory");
 	for (;;) {
 		if (m->hdr.type == end)
-			return 0;
+			return entries;
 		json_array_append_new(entries, ctl_entry(m, entry));
 		if (channel_recv_sync(ch, m, CTL_TIMEOUT_MS) == -1)
 			fatal("reply");
-		if (ctl_error(m))
-			return 1;
+		if (ctl_error(m)) {
+			json_decref(entries);
+			return NULL;
+		}
 	}
 }
 

@@ -21,7 +21,6 @@ int	 ctl_ping(struct channel *);
 int	 ctl_options(int, char **, const char **, int *);
 json_t	*ctl_entry(const struct msg *, uint32_t);
 const char *ctl_str(const json_t *, const char *);
-int	 ctl_collect(struct channel *, struct msg *, uint32_t, uint32_t,
-	    json_t *);
+json_t	*ctl_collect(struct channel *, struct msg *, uint32_t, uint32_t);
 
 #endif

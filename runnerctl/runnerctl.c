@@ -89,21 +89,14 @@ local_base64(int fd, const char *name)
 {
 	unsigned char *buf;
 	char *b64;
-	size_t len = 0;
+	size_t len;
 	ssize_t n;
 
 	if ((buf = malloc(PUT_MAX + 1)) == NULL)
 		fatal("%s", name);
-	while (len <= PUT_MAX) {
-		if ((n = read(fd, buf + len, PUT_MAX + 1 - len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			fatal("%s", name);
-		}
-		if (n == 0)
-			break;
-		len += n;
-	}
+	if ((n = read_full(fd, buf, PUT_MAX + 1)) == -1)
+		fatal("%s", name);
+	len = (size_t)n;
 	if (len > PUT_MAX)
 		fatalx("%s: larger than %zu bytes", name, (size_t)PUT_MAX);
 	if ((b64 = malloc(len / 3 * 4 + 5)) == NULL)
@@ -200,9 +193,7 @@ main(int argc, char *argv[])
 		fd = local_open(res.local, 1);
 		sandbox_enter(ROLE_CTL, &none, daemon_trap(&conf));
 	}
-	if ((entries = json_array()) == NULL)
-		fatalx("out of memory");
-	if (ctl_collect(&ch, &m, MSG_RCTL_ENTRY, MSG_RCTL_END, entries) == 1)
+	if ((entries = ctl_collect(&ch, &m, MSG_RCTL_ENTRY, MSG_RCTL_END)) == NULL)
 		return 1;
 	if (res.action == A_GET)
 		save(fd, res.local, json_array_get(entries, 0));
