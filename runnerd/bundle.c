@@ -323,20 +323,32 @@ files_write(const char *work, json_t *files)
 	return 0;
 }
 
+/*
+ * The credential memfd brokerd sealed, all of it and less than max
+ * bytes, read by position so that its offset is no one's concern.
+ */
+int
+credential_read(int fd, char *buf, size_t max, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	while ((n = pread(fd, buf + *len, max - *len, *len)) > 0)
+		*len += n;
+	return n == 0 && *len < max ? 0 : -1;
+}
+
 static int
 credential_write(const char *dir, int credfd)
 {
 	char path[PATH_MAX], *buf;
-	ssize_t n;
-	size_t len = 0;
+	size_t len;
 	int r;
 
 	if (pathf(path, sizeof(path), "%s/credential", dir) == -1 ||
 	    (buf = malloc(CRED_MAX)) == NULL)
 		return -1;
-	while ((n = pread(credfd, buf + len, CRED_MAX - len, len)) > 0)
-		len += n;
-	r = (n == -1 || len == CRED_MAX) ? -1 :
+	r = credential_read(credfd, buf, CRED_MAX, &len) == -1 ? -1 :
 	    file_create(path, 0400, buf, len);
 	explicit_bzero(buf, len);
 	free(buf);

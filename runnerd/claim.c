@@ -242,19 +242,14 @@ keeper_main(const struct as_config *c, int fd)
 void
 claim_start(const struct as_config *c)
 {
-	int sp[2];
 	pid_t pid;
+	int fd;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		fatal("claim: socketpair");
-	if ((pid = fork()) == -1)
-		fatal("claim: fork");
-	if (pid == 0) {
-		close(sp[0]);
-		keeper_main(c, sp[1]);
-	}
-	close(sp[1]);
-	channel_init(&keeper, sp[0]);
+	if ((pid = fork_paired(&fd)) == -1)
+		fatal("claim keeper");
+	if (pid == 0)
+		keeper_main(c, fd);
+	channel_init(&keeper, fd);
 }
 
 /* A worker has no business with the keeper. */

@@ -207,22 +207,10 @@ proxy_main(json_t *allow, int sp)
 pid_t
 egress_start(json_t *allow, int *fd)
 {
-	int sp[2];
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		return -1;
-	if ((pid = fork()) == -1) {
-		close(sp[0]);
-		close(sp[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		close(sp[0]);
-		proxy_main(allow, sp[1]);
-	}
-	close(sp[1]);
-	*fd = sp[0];
+	if ((pid = fork_paired(fd)) == 0)
+		proxy_main(allow, *fd);
 	return pid;
 }
 

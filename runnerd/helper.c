@@ -96,6 +96,29 @@ helper_event(int fd, short revents, void *arg)
 }
 
 /*
+ * fork(2) with a socketpair between parent and child: the child's pid
+ * in the parent, 0 in the child, and *fd the caller's end in each; -1
+ * with nothing left open when either call fails.
+ */
+pid_t
+fork_paired(int *fd)
+{
+	int sp[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
+		return -1;
+	if ((pid = fork()) == -1) {
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	}
+	close(sp[pid == 0 ? 0 : 1]);
+	*fd = sp[pid == 0 ? 1 : 0];
+	return pid;
+}
+
+/*
  * Forks the helper, which runs helper_main with its end of the channel
  * and never returns.  A backend without sessions passes session NULL.
  */
@@ -104,23 +127,18 @@ helper_start(const char *name, const struct as_config *conf,
     void (*helper_main)(const struct as_config *, int), sbx_done_cb done,
     sbx_swept_cb swept, sbx_session_cb session)
 {
-	int sp[2];
+	int fd;
 
 	helper_name = name;
 	done_cb = done;
 	swept_cb = swept;
 	session_cb = session;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		fatal("socketpair");
-	if ((helper_pid = fork()) == -1)
-		fatal("fork");
-	if (helper_pid == 0) {
-		close(sp[0]);
-		helper_main(conf, sp[1]);
-	}
-	close(sp[1]);
-	channel_init(&helper, sp[0]);
-	if (ev_add(sp[0], POLLIN, helper_event, NULL) == -1)
+	if ((helper_pid = fork_paired(&fd)) == -1)
+		fatal("%s", name);
+	if (helper_pid == 0)
+		helper_main(conf, fd);
+	channel_init(&helper, fd);
+	if (ev_add(fd, POLLIN, helper_event, NULL) == -1)
 		fatal("ev_add");
 }
 

@@ -252,17 +252,6 @@ failed(const char *what, const char *why)
 	return json_pack("{s:s, s:s}", "status", "failed", "error", text);
 }
 
-static int
-read_cred(int fd, char *buf, size_t *len)
-{
-	ssize_t n;
-
-	*len = 0;
-	while ((n = pread(fd, buf + *len, CRED_MAX - *len, *len)) > 0)
-		*len += n;
-	return n == 0 && *len < CRED_MAX ? 0 : -1;
-}
-
 /*
  * The backend result (backend.h) of running argv as call id; claim: its
  * /work is its directory on terraform's claim, filled by the keeper.
@@ -282,8 +271,8 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	kube_name(id, c.name);
 	if (credfd != -1) {
 		if ((cred = malloc(CRED_MAX)) == NULL ||
-		    read_cred(credfd, cred, &credlen) == -1) {
-			free(cred);
+		    credential_read(credfd, cred, CRED_MAX, &credlen) == -1) {
+			freezero(cred, CRED_MAX);
 			return failed("cannot read the credential", NULL);
 		}
 	}

@@ -60,6 +60,7 @@ void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 
 /* helper.c: the engine's end of the channel to either helper */
+pid_t	 fork_paired(int *);
 void	 helper_start(const char *, const struct as_config *,
 	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
 	    sbx_session_cb);
@@ -81,6 +82,7 @@ int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
 int	 files_write(const char *, json_t *);
+int	 credential_read(int, char *, size_t, size_t *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
 int	 rm_tree(const char *);

@@ -82,7 +82,8 @@ files_collect(const char *work, json_t *names, size_t max)
 	ssize_t n;
 	int fd;
 
-	if ((files = json_object()) == NULL || (buf = malloc(max)) == NULL)
+	if ((files = json_object()) == NULL || json_array_size(names) == 0 ||
+	    (buf = malloc(max)) == NULL)
 		return files;
 	json_array_foreach(names, i, v) {
 		if (pathf(path, sizeof(path), "%s/%s", work,
