@@ -174,24 +174,8 @@ client_kubeconfig()
 	openssl x509 -req -in client.csr -CA "$1.pem" -CAkey "$1.key" \
 	    -CAcreateserial -out client.pem -days 1 2>/dev/null ||
 	    atf_fail "cannot make a client certificate"
-	cat > runnerd.kubeconfig <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: double
-  cluster:
-    server: https://127.0.0.1:$K8S_PORT
-    certificate-authority: $(pwd)/ca.pem
-users:
-- name: runnerd
-  user:
-    client-certificate: $(pwd)/client.pem
-    client-key-data: $(base64 -w0 client.key)
-contexts:
-- name: double
-  context: {cluster: double, user: runnerd}
-current-context: double
-KC
+	k8s_kubeconfig_user runnerd.kubeconfig "client-certificate: $(pwd)/client.pem
+    client-key-data: $(base64 -w0 client.key)"
 }
 
 atf_test_case client_certificate cleanup
