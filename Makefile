@@ -5,9 +5,17 @@ SYSTEMDDIR ?= /lib/systemd/system
 BUILD	?= obj
 CC	?= cc
 
+# The library flags are asked of pkg-config when a recipe first uses
+# them, not when make reads this file: in `make deps demo` the libraries
+# are installed by then.  Each is then kept, so pkg-config runs once.
 PKGS	 = jansson yaml-0.1 sqlite3 libbsd-overlay libseccomp openssl libcurl
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS))
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
+ATF_LIBS   = $(eval ATF_LIBS := $(shell pkg-config --libs atf-c))$(ATF_LIBS)
+
+# With deps among the goals nothing is compiled before it has run, also
+# under -j.
+DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
 
 CFLAGS	?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror $(WARN_EXTRA) -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
@@ -33,7 +41,7 @@ LIBCOMMON   := $(BUILD)/libcommon.a
 
 all: $(PROGS:%=$(BUILD)/bin/%) tests
 
-$(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h)
+$(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) -c -o $@ $<
@@ -59,12 +67,11 @@ AREA_DAEMON_k8s := runnerd
 area_daemon = $(or $(AREA_DAEMON_$(1)),$(1))
 TEST_SRCS := $(wildcard regress/*/t_*.c)
 TEST_BINS := $(TEST_SRCS:%.c=$(BUILD)/%)
-ATF_LIBS  := $(shell pkg-config --libs atf-c)
 
 define test_rule
 $(BUILD)/$(1): $(BUILD)/$(1).o $$(filter-out $(BUILD)/$(2)/$(2).o,$$($(2)_OBJS)) $(TEST_SAN_OBJS) $(LIBCOMMON)
 	@echo "  LD      $$@"
-	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $(ATF_LIBS) $$(LDLIBS)
+	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(ATF_LIBS) $$(LDLIBS)
 endef
 $(foreach t,$(TEST_SRCS:%.c=%),$(eval $(call test_rule,$(t),$(call area_daemon,$(word 2,$(subst /, ,$(t)))))))
 
