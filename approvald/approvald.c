@@ -1,6 +1,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "approvald.h"
 #include "audit.h"
@@ -17,6 +18,7 @@ struct policy		*approvald_policy;
 /* runnerd asks for decisions here; nothing on this socket approves. */
 static struct listener	 approval_listener = {
 	.name = "approval.sock",
+	.owner = approvald_conf.approvald.user,
 	.acl = &approvald_conf.approvald.peers,
 	.dispatch = approvald_dispatch_runnerd,
 };
@@ -24,8 +26,8 @@ static struct listener	 approval_listener = {
 /* Operators, through approvalctl: the only way to approve. */
 static struct listener	 control_listener = {
 	.name = "control.sock",
+	.owner = approvald_conf.approvald.user,
 	.acl = &approvald_conf.approvald.operators,
-	.mode = 0666,
 	.maxconns = 32,
 	.dispatch = approvald_dispatch_control,
 	.closed = control_closed,
@@ -87,6 +89,7 @@ main(int argc, char *argv[])
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	char err[1024], dbdir[PATH_MAX], policydir[PATH_MAX];
 	const struct approvald_conf *ac = &approvald_conf.approvald;
+	int fd;
 
 	daemon_check(policy_check);
 	daemon_start(argc, argv, "approvald", &opts, &approvald_conf);
@@ -102,6 +105,10 @@ main(int argc, char *argv[])
 	daemon_signals(policy_reload);
 	paths.rw[0] = approvald_conf.runtime_dir;
 	paths.rw[1] = dir_of(ac->database, dbdir);
+	/* Its own: SQLite makes the WAL files beside the database. */
+	if ((fd = priv_state_dir(dbdir, ac->user)) == -1)
+		fatal("%s", dbdir);
+	close(fd);
 	paths.ro[0] = dir_of(ac->policy, policydir);
 	/* Working directories are resolved under the root at start-up. */
 	paths.ro[1] = approvald_policy->terraform_root[0] != '\0' ?

@@ -2,9 +2,11 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auditd.h"
 #include "daemon.h"
+#include "grant.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -22,8 +24,8 @@ static void	auditd_closed(struct conn *);
  */
 static struct listener	 audit_listener = {
 	.name = "audit.sock",
+	.owner = auditd_conf.auditd.user,
 	.acl = &audit_acl,
-	.mode = 0666,
 	.maxconns = AUDIT_MAXCONNS,
 	.dispatch = auditd_dispatch_peer,
 	.closed = auditd_closed,
@@ -73,6 +75,35 @@ auditd_sighup(void)
 	(void)writer_rotate("SIGHUP", old, sizeof(old));
 }
 
+/*
+ * auditctl verify reads the log itself: the readers may read the files
+ * (a directory passes that on to the files rotation makes in it).
+ */
+static void
+readers_grant(int fd, const char *path, int inherit)
+{
+	if (grant_fd(fd, &auditd_conf.auditd.readers, inherit ?
+	    GRANT_R | GRANT_X : GRANT_R, inherit) == 0)
+		return;
+	if (errno == EOPNOTSUPP)
+		log_warnx("%s: no ACLs on this file system: auditctl verify "
+		    "needs root or the log's owner", path);
+	else
+		fatal("%s: ACL", path);
+}
+
+/* The log's directory is auditd's alone, but for what readers may read. */
+static void
+log_dir_open(const char *dir)
+{
+	int fd;
+
+	if ((fd = priv_state_dir(dir, auditd_conf.auditd.user)) == -1)
+		fatal("%s", dir);
+	readers_grant(fd, dir, 1);
+	close(fd);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -87,10 +118,14 @@ main(int argc, char *argv[])
 	if (server_listen(&auditd_conf, &audit_listener) == -1)
 		fatal("%s", audit_listener.name);
 	daemon_signals(auditd_sighup);
+	strlcpy(logdir, auditd_conf.auditd.log, sizeof(logdir));
+	paths.rw[1] = dirname(logdir);
+	log_dir_open(paths.rw[1]);
 	priv_drop(auditd_conf.auditd.user);
 	/* As our own user: rotation makes files in this directory. */
 	if (alog_open(&auditd_log, auditd_conf.auditd.log, &note) == -1)
 		fatal("%s", auditd_conf.auditd.log);
+	readers_grant(auditd_log.fd, auditd_conf.auditd.log, 0);
 	if (note != NULL) {
 		if (writer_own_event("audit.recovered", note) == -1)
 			fatalx("cannot record the recovery");
@@ -99,9 +134,7 @@ main(int argc, char *argv[])
 			fatal("%s: cannot record the recovery",
 			    auditd_log.path);
 	}
-	strlcpy(logdir, auditd_conf.auditd.log, sizeof(logdir));
 	paths.rw[0] = auditd_conf.runtime_dir;
-	paths.rw[1] = dirname(logdir);
 	sandbox_enter(ROLE_AUDITD, &paths, daemon_trap(&auditd_conf));
 	log_info("%s: seq %llu", auditd_log.path,
 	    (unsigned long long)auditd_log.seq);

@@ -1,6 +1,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "brokerd.h"
@@ -13,6 +14,7 @@ struct as_config	 brokerd_conf;
 
 static struct listener	 broker_listener = {
 	.name = "broker.sock",
+	.owner = brokerd_conf.brokerd.user,
 	.acl = &brokerd_conf.brokerd.peers,
 	.dispatch = brokerd_dispatch_runnerd,
 };
@@ -56,6 +58,7 @@ main(int argc, char *argv[])
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	const struct brokerd_vault *v = &brokerd_conf.brokerd.vault;
 	char journal_dir[PATH_MAX], token_dir[PATH_MAX], err[256];
+	int fd;
 
 	/* Before any JSON exists: every block jansson frees gets wiped. */
 	cred_init();
@@ -65,6 +68,11 @@ main(int argc, char *argv[])
 	daemon_signals(brokerd_reload);
 	if (audit_init(&brokerd_conf, "brokerd") == -1)
 		fatal("audit socket path");
+	dir_of(brokerd_conf.brokerd.journal, journal_dir, sizeof(journal_dir));
+	if ((fd = priv_state_dir(journal_dir, brokerd_conf.brokerd.user)) ==
+	    -1)
+		fatal("%s", journal_dir);
+	close(fd);
 	if (broker_init(&brokerd_conf, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	/* Also loads what name resolution and TLS need, while we still can. */
@@ -75,8 +83,7 @@ main(int argc, char *argv[])
 			log_info("vault at %s is ready", v->addr);
 	}
 	paths.rw[0] = brokerd_conf.runtime_dir;
-	paths.rw[1] = dir_of(brokerd_conf.brokerd.journal, journal_dir,
-	    sizeof(journal_dir));
+	paths.rw[1] = journal_dir;
 	paths.ro[0] = v->ca_file[0] != '\0' ? v->ca_file : "/etc/ssl";
 	/* The directory: token rotation usually renames a new file in. */
 	paths.ro[1] = dir_of(v->token_file, token_dir, sizeof(token_dir));

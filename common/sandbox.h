@@ -25,6 +25,8 @@ struct sandbox_paths {
 };
 
 void	 priv_drop(const char *);
+int	 priv_give(const char *, const char *);
+int	 priv_state_dir(const char *, const char *);
 void	 sandbox_enter(enum sandbox_role, const struct sandbox_paths *, int);
 int	 sandbox_landlock_abi(void);
 const char *sandbox_role_name(enum sandbox_role);

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "grant.h"
 #include "log.h"
+#include "sandbox.h"
 #include "server.h"
 
 #define LISTENERS_MAX	4
@@ -230,6 +232,26 @@ listener_accept(int fd, short revents, void *arg)
 	    (unsigned)cred.uid, (int)cred.pid);
 }
 
+/*
+ * Who may connect, said to the file system too: the socket becomes the
+ * daemon user's, and its ACL admits the listener's users and groups.
+ * Where the file system has no ACLs the mode opens it to all, and
+ * SO_PEERCRED alone decides.
+ */
+static int
+listener_admit(const struct listener *l)
+{
+	if (priv_give(l->path, l->owner) == -1)
+		return -1;
+	if (grant_path(l->path, l->acl, GRANT_R | GRANT_W) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -1;
+	log_warnx("%s: no ACLs on this file system: mode 0666, peers are "
+	    "checked on connection only", l->path);
+	return chmod(l->path, 0666);
+}
+
 /* Binds l under the runtime directory; done before privileges drop. */
 int
 server_listen(const struct as_config *conf, struct listener *l)
@@ -240,8 +262,13 @@ server_listen(const struct as_config *conf, struct listener *l)
 	}
 	if (config_socket_path(conf, l->name, l->path, sizeof(l->path)) == -1)
 		return -1;
-	if ((l->fd = sock_listen(l->path, l->mode ? l->mode : 0660)) == -1)
+	if ((l->fd = sock_listen(l->path, 0600)) == -1)
 		return -1;
+	if (listener_admit(l) == -1) {
+		unlink(l->path);
+		close(l->fd);
+		return -1;
+	}
 	if (ev_add(l->fd, POLLIN, listener_accept, l) == -1)
 		return -1;
 	listeners[nlisteners++] = l;

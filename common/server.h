@@ -19,8 +19,8 @@ struct conn;
 
 struct listener {
 	const char		*name;		/* e.g. "runner.sock" */
+	const char		*owner;		/* the daemon's user: owns it */
 	const struct peer_acl	*acl;
-	mode_t			 mode;
 	size_t			 maxconns;
 	/* 0 to go on, -1 to drop the connection */
 	int			(*dispatch)(struct conn *, struct msg *);

@@ -5,6 +5,7 @@
  * part is forked before this process drops to its user and seccomp.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "daemon.h"
@@ -15,8 +16,8 @@
 
 static struct listener	 runner_listener = {
 	.name = "runner.sock",
+	.owner = runnerd_conf.runnerd.user,
 	.acl = &runnerd_conf.runnerd.peers,
-	.mode = 0666,
 	.dispatch = runnerd_dispatch_mcpd,
 	.closed = runnerd_closed_mcpd,
 };
@@ -24,8 +25,8 @@ static struct listener	 runner_listener = {
 /* Operators, through runnerctl: files into and out of any session. */
 static struct listener	 control_listener = {
 	.name = "runner-control.sock",
+	.owner = runnerd_conf.runnerd.user,
 	.acl = &runnerd_conf.runnerd.operators,
-	.mode = 0666,
 	.maxconns = 32,
 	.dispatch = runnerd_dispatch_control,
 };
@@ -61,6 +62,7 @@ main(int argc, char *argv[])
 	struct daemon_opts opts;
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	char err[256];
+	int fd;
 
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
 	runnerd_backend = strcmp(runnerd_conf.runnerd.backend,
@@ -69,6 +71,10 @@ main(int argc, char *argv[])
 		fatalx("tools: %s", err);
 	if (audit_init(&runnerd_conf, "runnerd") == -1)
 		fatal("audit socket path");
+	if ((fd = priv_state_dir(runnerd_conf.runnerd.state_dir,
+	    runnerd_conf.runnerd.user)) == -1)
+		fatal("%s", runnerd_conf.runnerd.state_dir);
+	close(fd);
 	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
 	    session_event);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)

@@ -73,13 +73,20 @@ peer_auth_head()
 }
 peer_auth_body()
 {
-	# nobody must be able to reach the sockets, so that the refusal
-	# we see is the daemon's and not the file system's.
+	# The first gate is the socket's file: its ACL admits only the
+	# configured peers.
 	AS_RUNTIME_DIR=$(mktemp -d /tmp/as-peer.XXXXXX)
 	echo "$AS_RUNTIME_DIR" > rundir
 	chmod 755 "$AS_RUNTIME_DIR"
 	as_conf
 	as_start $SERVERS
+	for s in $SOCKETS; do
+		atf_check -s not-exit:0 -e match:"Permission denied" \
+		    setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	# With the file open to all, the daemon still refuses: the
+	# refusal we see next is SO_PEERCRED's.
 	chmod 666 "$AS_RUN"/*.sock
 	for s in $SOCKETS; do
 		atf_check -s exit:2 -o match:"uid 65534 is not allowed" \
