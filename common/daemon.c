@@ -1,7 +1,10 @@
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #include "server.h"
 
 static void	(*reload_cb)(void);
+static int	  notify_fd = -1;
 static int	(*check_cb)(const struct as_config *, char *, size_t);
 
 /* What -n checks beyond the configuration (approvald: its policy). */
@@ -29,6 +33,43 @@ usage(const char *name)
 {
 	fprintf(stderr, "usage: %s [-dnv] [-f file]\n", name);
 	exit(1);
+}
+
+/*
+ * systemd's Type=notify (sd_notify(3)): the datagram socket named by
+ * $NOTIFY_SOCKET is connected now, while any call is allowed, so that
+ * "READY=1" is a write(2) once the daemon serves.  A leading '@' names
+ * an abstract socket.  Children do not inherit the variable.
+ */
+static void
+notify_open(void)
+{
+	struct sockaddr_un sun;
+	const char *path;
+	socklen_t len;
+
+	if ((path = getenv("NOTIFY_SOCKET")) == NULL || *path == '\0')
+		return;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		fatalx("NOTIFY_SOCKET too long");
+	memcpy(sun.sun_path, path, strlen(path));
+	if (sun.sun_path[0] == '@')
+		sun.sun_path[0] = '\0';
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    strlen(path));
+	if ((notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) ==
+	    -1 || connect(notify_fd, (struct sockaddr *)&sun, len) == -1)
+		fatal("NOTIFY_SOCKET %s", path);
+	unsetenv("NOTIFY_SOCKET");
+}
+
+static void
+notify(const char *state)
+{
+	if (notify_fd != -1 && write(notify_fd, state, strlen(state)) == -1)
+		log_warn("NOTIFY_SOCKET: %s", state);
 }
 
 /*
@@ -85,6 +126,7 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 		log_init(0, LOG_DAEMON);
 	if (mkdir(conf->runtime_dir, 0755) == -1 && errno != EEXIST)
 		fatal("mkdir %s", conf->runtime_dir);
+	notify_open();
 	signal(SIGPIPE, SIG_IGN);
 	sha256_preload();
 	ev_init();
@@ -132,7 +174,9 @@ void
 daemon_run(void)
 {
 	log_info("ready");
+	notify("READY=1");
 	if (ev_loop() == -1)
 		fatal("event loop");
+	notify("STOPPING=1");
 	server_close_all();
 }
