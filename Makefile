@@ -1,6 +1,11 @@
 # agent-sandbox: GNU make.  make, make test, make test-asan, make install.
 PREFIX	?= /usr/local
 DESTDIR	?=
+BINDIR	?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/agent-sandbox
+DATADIR	?= $(PREFIX)/share/agent-sandbox
+MANDIR	?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc/agent-sandbox
 SYSTEMDDIR ?= /lib/systemd/system
 BUILD	?= obj
 CC	?= cc
@@ -174,23 +179,46 @@ run: all
 demo: all
 	scripts/demo $(BUILD)
 
+# The layout (README "Installing"): the daemons in LIBEXECDIR, off every
+# PATH, so that ours never shadow Debian's Linux Audit auditd and
+# auditctl; mcpd and the operators' tools in BINDIR, auditctl as
+# as-auditctl.  Paths in the units and the example configuration follow
+# the directories given here.  Run it again at will: it changes nothing
+# of an existing configuration or policy.
+INSTALL_NAME_auditctl := as-auditctl
+INSTALL_MAN_auditd.8  := as-auditd.8
+INSTALL_MAN_auditctl.8 := as-auditctl.8
+INSTALL_PATHS = sed -e 's|/usr/local/libexec/agent-sandbox|$(LIBEXECDIR)|g' \
+	    -e 's|/usr/local/share/agent-sandbox|$(DATADIR)|g' \
+	    -e 's|/usr/local/bin|$(BINDIR)|g' \
+	    -e 's|/etc/agent-sandbox|$(SYSCONFDIR)|g'
+
 install: $(PROGS:%=$(BUILD)/bin/%)
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)/etc/agent-sandbox
-	for p in $(DAEMONS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/; done
-	for p in $(CTLS); do install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/bin/; done
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
+	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(SYSTEMDDIR)
+	for p in $(filter-out mcpd,$(DAEMONS)); do \
+		install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(LIBEXECDIR)/; done
+	install -m 0755 $(BUILD)/bin/mcpd $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/bin/approvalctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/bin/runnerctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/bin/auditctl \
+	    $(DESTDIR)$(BINDIR)/$(INSTALL_NAME_auditctl)
 	for m in $(MANPAGES); do \
-		d=$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}; \
-		install -d $$d && install -m 0644 $$m $$d/; \
+		n=$${m##*/}; case $$n in \
+		auditd.8) n=$(INSTALL_MAN_auditd.8) ;; \
+		auditctl.8) n=$(INSTALL_MAN_auditctl.8) ;; \
+		esac; \
+		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
+		install -d $$d && install -m 0644 $$m $$d/$$n; \
 	done
-	install -d $(DESTDIR)$(PREFIX)/share/agent-sandbox
-	install -m 0644 runnerd/session-agent.py $(DESTDIR)$(PREFIX)/share/agent-sandbox/
-	install -d $(DESTDIR)$(SYSTEMDDIR)
-	install -m 0644 etc/systemd/*.service $(DESTDIR)$(SYSTEMDDIR)/
-	test -e $(DESTDIR)/etc/agent-sandbox/agent-sandbox.yaml || \
-	    install -m 0644 etc/agent-sandbox.yaml $(DESTDIR)/etc/agent-sandbox/
-	test -e $(DESTDIR)/etc/agent-sandbox/policy.yaml || \
-	    install -m 0644 etc/policy.yaml $(DESTDIR)/etc/agent-sandbox/
+	install -m 0644 runnerd/session-agent.py $(DESTDIR)$(DATADIR)/
+	for u in etc/systemd/*.service; do \
+		$(INSTALL_PATHS) $$u > $(DESTDIR)$(SYSTEMDDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/$${u##*/}; done
+	for f in agent-sandbox.yaml policy.yaml; do \
+		test -e $(DESTDIR)$(SYSCONFDIR)/$$f || { \
+		$(INSTALL_PATHS) etc/$$f > $(DESTDIR)$(SYSCONFDIR)/$$f && \
+		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/$$f; }; done
 	if [ -z "$(DESTDIR)" ]; then scripts/create-users; fi
 
 clean:

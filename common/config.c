@@ -376,7 +376,7 @@ config_defaults(struct as_config *c)
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
 	    sizeof(c->approvald.policy));
 	strlcpy(c->approvald.database,
-	    "/var/lib/agent-sandbox/approvals.db",
+	    "/var/lib/agent-sandbox/approvald/approvals.db",
 	    sizeof(c->approvald.database));
 	strlcpy(c->kubernetes.kubeconfig, "/etc/agent-sandbox/kubeconfig",
 	    sizeof(c->kubernetes.kubeconfig));
@@ -388,7 +388,8 @@ config_defaults(struct as_config *c)
 	    sizeof(c->kubernetes.image));
 	c->kubernetes.ttl_after_finished = 300;
 	strlcpy(c->brokerd.user, "_asbroker", sizeof(c->brokerd.user));
-	strlcpy(c->brokerd.journal, "/var/lib/agent-sandbox/leases.journal",
+	strlcpy(c->brokerd.journal,
+	    "/var/lib/agent-sandbox/brokerd/leases.journal",
 	    sizeof(c->brokerd.journal));
 	strlcpy(c->brokerd.vault.token_file, "/etc/agent-sandbox/vault-token",
 	    sizeof(c->brokerd.vault.token_file));
@@ -396,7 +397,7 @@ config_defaults(struct as_config *c)
 	c->brokerd.vault.request_timeout = 10;
 	c->brokerd.vault.retries = 2;
 	strlcpy(c->auditd.user, "_asaudit", sizeof(c->auditd.user));
-	strlcpy(c->auditd.log, "/var/log/agent-sandbox/audit.jsonl",
+	strlcpy(c->auditd.log, "/var/log/agent-sandbox/audit/audit.jsonl",
 	    sizeof(c->auditd.log));
 	c->auditd.rotate_size = 64 * MB;
 }

@@ -1,0 +1,296 @@
+#! /usr/bin/env atf-sh
+# The suite as `make install` lays it out, with one user per daemon:
+# installed into a temporary prefix (the users and groups are real, made
+# by scripts/create-users if missing), each daemon started as its
+# systemd unit starts it, and the demo story told by an unprivileged
+# agent, operator and reader.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+# The people of the story: their groups are those of the example
+# configuration (runnerd.peers, approvald.operators, auditd.readers).
+AGENT=_astest_agent
+OPERATOR=_astest_op
+STRANGER=_astest_none
+DAEMONS="auditd approvald brokerd runnerd"
+
+user_ensure()
+{
+	getent passwd "$1" >/dev/null ||
+	    useradd --system --no-create-home --home-dir /nonexistent \
+	    --shell /usr/sbin/nologin ${2:+-G "$2"} "$1" ||
+	    atf_fail "cannot create user $1"
+}
+
+# make install into $B (a fresh directory every reader may traverse),
+# then the configuration moved under $B: sockets, state, log, modules.
+install_suite()
+{
+	B=$(mktemp -d /tmp/as-install.XXXXXX)
+	echo "$B" > base
+	chmod 755 "$B"
+	build=$(dirname "$(atf_config_get bindir)")
+	set -- -s -C "$(as_src)" BUILD="$build" PREFIX="$B/usr" \
+	    SYSCONFDIR="$B/etc" SYSTEMDDIR="$B/systemd"
+	make "$@" install > install.log 2>&1 ||
+	    { cat install.log >&2; atf_fail "make install failed"; }
+	user_ensure $AGENT _asagent
+	user_ensure $OPERATOR _asoperator
+	user_ensure $STRANGER
+	sed -i -e "s|/run/agent-sandbox|$B/run|" \
+	    -e "s|/var/lib/agent-sandbox|$B/var/lib|" \
+	    -e "s|/var/log/agent-sandbox|$B/var/log|" \
+	    "$B/etc/agent-sandbox.yaml"
+	sed -i -e "s|^terraform_root:.*|terraform_root: $B/terraform|" \
+	    "$B/etc/policy.yaml"
+	# What the units' RuntimeDirectory=, StateDirectory= and
+	# LogsDirectory= make: root's, mode 0755.
+	mkdir -p "$B/run" "$B/var/lib" "$B/var/log" "$B/terraform"
+	cp -R "$(as_src)/terraform/demo" "$B/terraform/"
+	chown -R $AGENT "$B/terraform/demo"
+	AS_RUN=$B/run
+}
+
+unit_start()
+{
+	pid=$(python3 "$(atf_get_srcdir)/unitrun.py" \
+	    "$B/systemd/agent-sandbox-$1.service" "$1.log") ||
+	    atf_fail "$1 did not start as its unit starts it"
+	echo "$pid $1" >> pids
+}
+
+pid_of()
+{
+	awk -v d="$1" '$2 == d { p = $1 } END { print p }' pids
+}
+
+# The clients of the story, each as its person: the demo client calls
+# these by name from the directory it is given.
+wrappers()
+{
+	mkdir -p people
+	printf '#!/bin/sh\nexec runuser -u %s -- %s "$@"\n' \
+	    $AGENT "$B/usr/bin/mcpd" > people/mcpd
+	printf '#!/bin/sh\nexec runuser -u %s -- %s "$@"\n' \
+	    $OPERATOR "$B/usr/bin/approvalctl" > people/approvalctl
+	printf '#!/bin/sh\nexec runuser -u %s -- %s "$@"\n' \
+	    $OPERATOR "$B/usr/bin/as-auditctl" > people/auditctl
+	chmod 755 people/*
+}
+
+suite_cleanup()
+{
+	as_kill_all
+	if [ -f base ]; then
+		pkill -KILL -f "$(cat base)/" 2>/dev/null || :
+		rm -rf "$(cat base)"
+	fi
+}
+
+atf_test_case demo_as_installed cleanup
+demo_as_installed_head()
+{
+	atf_set "descr" "the demo story through the installed suite, each daemon as its own user and each person unprivileged"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform node runuser useradd"
+	atf_set "timeout" "300"
+}
+demo_as_installed_body()
+{
+	modules="$(dirname "$(atf_config_get bindir)")/node/node_modules"
+	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
+	    atf_skip "the MCP SDK is not installed (make deps)"
+	install_suite
+	for d in $DAEMONS; do
+		unit_start $d
+	done
+	wrappers
+	NODE_PATH="$modules" node "$(as_src)/examples/demo-client.cjs" \
+	    "$(pwd)/people" "$B/etc/agent-sandbox.yaml" "$B/terraform" \
+	    > story.out 2>&1 || { cat story.out >&2; atf_fail "the story"; }
+	grep -q "the gate held" story.out || atf_fail "the story did not end"
+
+	# Each daemon as its own user, with no way back to more.
+	for d in $DAEMONS; do
+		pid=$(pid_of $d)
+		case $d in
+		auditd) u=_asaudit ;; approvald) u=_asapprove ;;
+		brokerd) u=_asbroker ;; runnerd) u=_asrunner ;;
+		esac
+		uid=$(id -u $u)
+		atf_check -o match:"^Uid:[[:space:]]+$uid[[:space:]]+$uid[[:space:]]+$uid[[:space:]]+$uid\$" \
+		    grep '^Uid:' /proc/$pid/status
+		atf_check -o match:'^Seccomp:[[:space:]]+2$' \
+		    grep '^Seccomp:' /proc/$pid/status
+		atf_check -o match:'^NoNewPrivs:[[:space:]]+1$' \
+		    grep '^NoNewPrivs:' /proc/$pid/status
+		# Its descriptors: stdio (its log here, the journal under
+		# systemd), sockets, pipes, event fds and files under its
+		# own state; nothing else stays open.
+		for fd in /proc/$pid/fd/*; do
+			t=$(readlink "$fd") || continue
+			case ${fd##*/}:$t in
+			[012]:"$(pwd)/$d.log"|*:/dev/null) ;;
+			*:socket:*|*:pipe:*|*:anon_inode:*) ;;
+			*:"$B/var/"*) ;;
+			*) atf_fail "$d holds $t open (fd ${fd##*/})" ;;
+			esac
+		done
+	done
+	# The state belongs to the daemon that keeps it, and to no one else.
+	atf_check -o inline:"_asapprove 700\n" \
+	    stat -c '%U %a' "$B/var/lib/approvald"
+	atf_check -o inline:"_asbroker 700\n" \
+	    stat -c '%U %a' "$B/var/lib/brokerd"
+	atf_check -o inline:"_asrunner 700\n" \
+	    stat -c '%U %a' "$B/var/lib/runner"
+	atf_check -o match:"^_asaudit " stat -c '%U %a' "$B/var/log/audit"
+	atf_check -o inline:"_asapprove\n" \
+	    stat -c '%U' "$B/var/lib/approvald/approvals.db"
+	# The reader's view: tail, and verify of the installed log.
+	atf_check -o match:"tool.result" \
+	    runuser -u $OPERATOR -- "$B/usr/bin/as-auditctl" \
+	    -f "$B/etc/agent-sandbox.yaml" tail -n 5
+	atf_check -o match:"intact" \
+	    runuser -u $OPERATOR -- "$B/usr/bin/as-auditctl" \
+	    -f "$B/etc/agent-sandbox.yaml" verify
+}
+demo_as_installed_cleanup()
+{
+	suite_cleanup
+}
+
+atf_test_case sockets_admit_their_peers cleanup
+sockets_admit_their_peers_head()
+{
+	atf_set "descr" "each socket admits exactly its configured peers: a stranger, and the agent on any socket but runner.sock, are refused"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc runuser useradd"
+	atf_set "timeout" "120"
+}
+sockets_admit_their_peers_body()
+{
+	install_suite
+	for d in $DAEMONS; do
+		unit_start $d
+	done
+	for s in audit.sock approval.sock control.sock broker.sock \
+	    runner.sock runner-control.sock; do
+		[ "$(stat -c %U "$AS_RUN/$s")" != root ] ||
+		    atf_fail "$s is root's, not its daemon's"
+	done
+	for s in audit.sock approval.sock control.sock broker.sock \
+	    runner.sock runner-control.sock; do
+		atf_check -s not-exit:0 -e match:"Permission denied" \
+		    runuser -u $STRANGER -- "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	for s in audit.sock approval.sock control.sock broker.sock \
+	    runner-control.sock; do
+		atf_check -s not-exit:0 -e match:"Permission denied" \
+		    runuser -u $AGENT -- "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	atf_check -o match:"^PONG runnerd" \
+	    runuser -u $AGENT -- "$FRAMETOOL" ping "$AS_RUN/runner.sock"
+	for s in control.sock audit.sock runner-control.sock; do
+		atf_check -o match:"^PONG " \
+		    runuser -u $OPERATOR -- "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	# runnerd reaches approvald and brokerd as _asrunner; the reverse
+	# is refused.
+	atf_check -o match:"^PONG approvald" \
+	    runuser -u _asrunner -- "$FRAMETOOL" ping "$AS_RUN/approval.sock"
+	atf_check -o match:"^PONG brokerd" \
+	    runuser -u _asrunner -- "$FRAMETOOL" ping "$AS_RUN/broker.sock"
+	atf_check -s not-exit:0 -e match:"Permission denied" \
+	    runuser -u _asapprove -- "$FRAMETOOL" ping "$AS_RUN/broker.sock"
+}
+sockets_admit_their_peers_cleanup()
+{
+	suite_cleanup
+}
+
+atf_test_case restart_picks_up cleanup
+restart_picks_up_head()
+{
+	atf_set "descr" "a daemon killed with SIGKILL and started again by its unit picks up where it was"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform runuser useradd"
+	atf_set "timeout" "180"
+}
+restart_picks_up_body()
+{
+	install_suite
+	for d in $DAEMONS; do
+		unit_start $d
+	done
+	call='{"tool":"terraform_apply","arguments":{"working_dir":"demo"}}'
+	runuser -u $AGENT -- "$FRAMETOOL" send "$AS_RUN/runner.sock" 100 \
+	    "$call" > pending.out
+	id=$(sed -n 's/.*"approval_id": *"\(apr-[^"]*\)".*/\1/p' pending.out |
+	    head -n 1)
+	[ -n "$id" ] || { cat pending.out >&2; atf_fail "no approval"; }
+	# Restart=on-failure: a SIGKILLed daemon is started again.
+	for d in approvald runnerd auditd; do
+		kill -KILL "$(pid_of $d)"
+		while kill -0 "$(pid_of $d)" 2>/dev/null; do sleep 0.05; done
+		unit_start $d
+	done
+	atf_check -o match:"$id" runuser -u $OPERATOR -- \
+	    "$B/usr/bin/approvalctl" -f "$B/etc/agent-sandbox.yaml" list
+	atf_check -o match:'^TOOL_RESULT \{"isError":false' \
+	    runuser -u $AGENT -- "$FRAMETOOL" send "$AS_RUN/runner.sock" 100 \
+	    '{"tool":"terraform_plan","arguments":{"working_dir":"demo"}}'
+	atf_check -o match:"intact" \
+	    runuser -u $OPERATOR -- "$B/usr/bin/as-auditctl" \
+	    -f "$B/etc/agent-sandbox.yaml" verify
+}
+restart_picks_up_cleanup()
+{
+	suite_cleanup
+}
+
+atf_test_case units_verify cleanup
+units_verify_head()
+{
+	atf_set "descr" "systemd-analyze verify accepts the installed units; make install and create-users are idempotent; nothing shadows Linux Audit's auditd"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "systemd-analyze useradd"
+}
+units_verify_body()
+{
+	install_suite
+	MANPATH="$B/usr/share/man" atf_check systemd-analyze verify \
+	    "$B"/systemd/agent-sandbox-*.service
+	grep -q '^Type=notify$' "$B/systemd/agent-sandbox-auditd.service" ||
+	    atf_fail "the units are not Type=notify"
+	# A second install, and create-users again, change nothing.
+	(cd "$B" && find . -type f -exec sha256sum {} + | sort) > first
+	make -s -C "$(as_src)" BUILD="$(dirname "$(atf_config_get bindir)")" \
+	    PREFIX="$B/usr" SYSCONFDIR="$B/etc" SYSTEMDDIR="$B/systemd" \
+	    install > install2.log 2>&1 ||
+	    { cat install2.log >&2; atf_fail "a second make install failed"; }
+	(cd "$B" && find . -type f -exec sha256sum {} + | sort) > second
+	# install_suite edited the configuration and the policy: a second
+	# install keeps them as they are.
+	atf_check diff first second
+	atf_check -o ignore "$(as_src)/scripts/create-users"
+	# Ours are out of PATH or renamed: Debian's auditd package keeps
+	# auditd, auditctl and their manuals.
+	for f in usr/bin/auditctl usr/sbin/auditd usr/sbin/auditctl \
+	    usr/share/man/man8/auditd.8 usr/share/man/man8/auditctl.8; do
+		[ ! -e "$B/$f" ] || atf_fail "make install put $f"
+	done
+	[ -x "$B/usr/bin/as-auditctl" ] || atf_fail "no as-auditctl"
+}
+units_verify_cleanup()
+{
+	suite_cleanup
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case demo_as_installed
+	atf_add_test_case sockets_admit_their_peers
+	atf_add_test_case restart_picks_up
+	atf_add_test_case units_verify
+}
