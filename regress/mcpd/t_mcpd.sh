@@ -42,7 +42,7 @@ scenario()
 }
 
 for s in malformed lifecycle modern calls cancel timeout inflight eof \
-    runner_gone; do
+    runner_gone runner_down runner_back; do
 	eval "
 atf_test_case $s cleanup
 ${s}_head() { atf_set timeout 120; }
@@ -57,6 +57,8 @@ calls_body() { scenario calls; }
 cancel_body() { scenario cancel; }
 eof_body() { scenario eof; }
 runner_gone_body() { scenario runner_gone; }
+runner_down_body() { scenario runner_down; }
+runner_back_body() { scenario runner_back; }
 
 timeout_body()
 {
@@ -73,7 +75,7 @@ inflight_body()
 atf_init_test_cases()
 {
 	for s in malformed lifecycle modern calls cancel timeout inflight \
-	    eof runner_gone; do
+	    eof runner_gone runner_down runner_back; do
 		atf_add_test_case $s
 	done
 }
