@@ -505,11 +505,29 @@ def s_runner_back(m):
     check(m.close() == 0, "exit status")
 
 
+def s_real_restart(m):
+    """The real runnerd, kill -9'd and restarted by t_mcpd.sh meanwhile."""
+    def pods():
+        r = m.call("tools/call", {"name": "k8s_get_pod_status",
+                                  "arguments": {"namespace": "default"}},
+                   timeout=30)
+        return "not reachable" not in text_of(r)
+
+    m.initialize()
+    check(pods(), "runnerd did not answer before the restart")
+    open("kill-runnerd", "w").close()
+    check(wait_for(lambda: not pods(), 10), "runnerd still answers")
+    open("runnerd-down", "w").close()
+    check(wait_for(pods, 20), "the restarted runnerd was not reached")
+    check(m.close() == 0, "exit status")
+
+
 SCENARIOS = {
     "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
     "cancel": s_cancel, "timeout": s_timeout, "inflight": s_inflight,
     "eof": s_eof, "runner_gone": s_runner_gone,
     "runner_down": s_runner_down, "runner_back": s_runner_back,
+    "real_restart": s_real_restart,
 }
 
 
