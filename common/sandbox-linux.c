@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "sandbox.h"
+#include "sock.h"
 
 #define SC(name)	SCMP_SYS(name)
 #define SC_END		(-1)
@@ -33,9 +34,17 @@ static const int base_syscalls[] = {
 	SC_END
 };
 
-/* mcpd: stdio and its one connection to runnerd; no open, no socket. */
+/*
+ * mcpd: stdio and its connection to runnerd; no open.  connect(2) and
+ * one exact kind of socket, a non-blocking Unix stream (below), let it
+ * reconnect to a restarted runnerd.  That gives a subverted mcpd no
+ * network and no new peer: it runs as the agent's user (or _asmcp),
+ * who may connect to the same sockets without it, and every socket of
+ * the suite but runner.sock refuses that user by its file mode and its
+ * SO_PEERCRED check.
+ */
 static const int mcpd_syscalls[] = {
-	SC(fcntl),
+	SC(fcntl), SC(connect),
 	SC_END
 };
 
@@ -182,6 +191,11 @@ seccomp_load_role(enum sandbox_role role, int trap)
 		fatalx("seccomp_init");
 	allow_list(ctx, base_syscalls);
 	allow_list(ctx, role_syscalls(role));
+	if (role == ROLE_MCPD && seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+	    SCMP_SYS(socket), 3, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
+	    SCMP_A1(SCMP_CMP_EQ, SOCK_CONNECT_NONBLOCK),
+	    SCMP_A2(SCMP_CMP_EQ, 0)) < 0)
+		fatalx("seccomp_rule_add socket");
 	if (role != ROLE_MCPD && role != ROLE_CLAIM) {
 		if (role != ROLE_CTL)
 			allow_list(ctx, server_syscalls);

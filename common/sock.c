@@ -57,15 +57,15 @@ fail:
 	return -1;
 }
 
-int
-sock_connect(const char *path)
+static int
+connect_type(const char *path, int type)
 {
 	struct sockaddr_un sun;
 	int fd, saved;
 
 	if (sun_fill(&sun, path) == -1)
 		return -1;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+	if ((fd = socket(AF_UNIX, type, 0)) == -1)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno;
@@ -74,6 +74,19 @@ sock_connect(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+int
+sock_connect(const char *path)
+{
+	return connect_type(path, SOCK_STREAM | SOCK_CLOEXEC);
+}
+
+/* Never waits: a listener with a full backlog fails it with EAGAIN. */
+int
+sock_connect_nonblock(const char *path)
+{
+	return connect_type(path, SOCK_CONNECT_NONBLOCK);
 }
 
 /* SO_PEERCRED for the ids, SO_PEERGROUPS for every group of the peer. */

@@ -3,8 +3,12 @@
 #define AS_SOCK_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #define PEER_MAXGROUPS	64
+
+/* sock_connect_nonblock's socket type, which mcpd's seccomp filter admits. */
+#define SOCK_CONNECT_NONBLOCK	(SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC)
 
 struct peer_cred {
 	pid_t		pid;
@@ -16,6 +20,7 @@ struct peer_cred {
 
 int	 sock_listen(const char *, mode_t);
 int	 sock_connect(const char *);
+int	 sock_connect_nonblock(const char *);
 int	 sock_peer(int, struct peer_cred *);
 
 #endif

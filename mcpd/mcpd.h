@@ -5,7 +5,7 @@
  *   jsonrpc.c	lines in (bounded), JSON-RPC classification, replies out
  *   lifecycle.c	initialize / server/discover / ping, eras, method table
  *   tools.c	tools/list, tools/call and the calls in flight
- *   runner.c	runner.sock
+ *   runner.c	runner.sock, reconnected when runnerd restarts
  */
 #ifndef MCPD_H
 #define MCPD_H
@@ -106,6 +106,7 @@ size_t	 tools_inflight(void);
 
 /* runner.c */
 void	 runner_connect(void);
+int	 runner_ready(void);
 int	 runner_send(uint32_t, uint64_t, const void *, size_t);
 void	 runner_drain(void);
 

@@ -1,5 +1,7 @@
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,18 +11,91 @@
 #include "sock.h"
 
 /*
- * runner.sock: the one socket mcpd has.  It is connected before the
- * sandbox closes socket(2) and connect(2), so when runnerd goes away
- * mcpd cannot reconnect: it fails what is in flight and exits, and the
- * MCP client starts a new mcpd.
+ * runner.sock: the one socket mcpd has.  The first connection is made
+ * before the sandbox, and mcpd does not start without runnerd.  When
+ * runnerd goes away later, the calls in flight fail (runnerd may have
+ * run them in part: their outcome is unknown) and mcpd reconnects from
+ * its event loop, backing off from RETRY_MIN_MS to RETRY_MAX_MS.  Until
+ * runnerd answers PING again, new calls fail at once, so stdio is never
+ * held up.  Calls exist only while runnerd is up: no request id,
+ * progress token or cancellation outlives a connection.
  */
 #define RUNNER_TIMEOUT_MS	5000
+#define RETRY_MIN_MS		100
+#define RETRY_MAX_MS		2000
+#define WHY_MAX			512	/* room for runnerd's refusal */
 
-static __attribute__((noreturn)) void
-runner_gone(const char *why)
+enum runner_state {
+	RUNNER_DOWN,		/* waiting for the retry timer */
+	RUNNER_HELLO,		/* connected, PING sent */
+	RUNNER_UP
+};
+
+static enum runner_state	 state;
+static char			 path[PATH_MAX];
+static long			 retry_ms = RETRY_MIN_MS;
+static uint64_t			 timer;		/* retry, or PING deadline */
+
+static void	runner_retry(void *);
+
+/* The next attempt, each one waiting twice as long as the last. */
+static void
+retry_later(void)
 {
-	tools_fail_all("runnerd went away before answering");
+	timer = ev_timer(retry_ms, runner_retry, NULL);
+	retry_ms = retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : retry_ms * 2;
+}
+
+/* runnerd broke the protocol: a bug, not a restart. */
+static __attribute__((noreturn)) void
+runner_fatal(const char *why)
+{
+	tools_fail_all("runnerd broke the protocol before answering: the "
+	    "outcome of this call is unknown");
 	fatalx("runner.sock: %s", why);
+}
+
+/* The connection is gone: fail what it carried, try again later. */
+static void
+runner_lost(const char *why)
+{
+	log_warnx("runner.sock: %s; reconnecting", why);
+	if (state == RUNNER_UP)
+		tools_fail_all("runnerd went away before answering (stopped "
+		    "or restarted): the outcome of this call is unknown; "
+		    "check before calling again");
+	ev_del(mcpd.runner.fd);
+	close(mcpd.runner.fd);
+	channel_clear(&mcpd.runner);
+	mcpd.runner.fd = -1;
+	state = RUNNER_DOWN;
+	ev_timer_cancel(timer);
+	retry_later();
+}
+
+static void
+runner_stalled(void *arg)
+{
+	(void)arg;
+	timer = 0;
+	runner_lost("runnerd did not answer PING");
+}
+
+/* 0 for a PONG; -1 with why when runnerd would not have us. */
+static int
+runner_hello(const struct msg *m, char *why, size_t len)
+{
+	const struct msg_error *e = (const struct msg_error *)m->data;
+
+	if (m->hdr.type == MSG_PONG)
+		return 0;
+	if (m->hdr.type == MSG_ERROR && m->len == sizeof(*e))
+		snprintf(why, len, "runnerd refused us: %.*s",
+		    (int)sizeof(e->text), e->text);
+	else
+		snprintf(why, len, "runnerd answered %s to PING",
+		    msg_type_name(m->hdr.type));
+	return -1;
 }
 
 static void
@@ -37,13 +112,13 @@ mcpd_dispatch_runner(struct msg *m)
 		break;
 	case MSG_ERROR:
 		if (m->len != sizeof(*e))
-			runner_gone("malformed MSG_ERROR");
+			runner_fatal("malformed MSG_ERROR");
 		e = (struct msg_error *)m->data;
 		e->text[sizeof(e->text) - 1] = '\0';
 		tools_failed(m->hdr.reqid, e->text);
 		break;
 	default:
-		runner_gone(msg_type_name(m->hdr.type));
+		runner_fatal(msg_type_name(m->hdr.type));
 	}
 }
 
@@ -51,33 +126,71 @@ static void
 runner_event(int fd, short revents, void *arg)
 {
 	struct msg m;
+	char why[WHY_MAX];
 	ssize_t n;
 	int r;
 
 	(void)arg;
-	if ((revents & POLLOUT) && channel_flush(&mcpd.runner) == -1)
-		runner_gone(strerror(errno));
+	if ((revents & POLLOUT) && channel_flush(&mcpd.runner) == -1) {
+		runner_lost(strerror(errno));
+		return;
+	}
 	if (!channel_pending(&mcpd.runner))
 		ev_set(fd, POLLIN);
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
 	n = channel_read(&mcpd.runner);
-	if (n == 0)
-		runner_gone("runnerd closed the connection");
-	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK)
-		runner_gone(strerror(errno));
-	while ((r = channel_get(&mcpd.runner, &m)) == 1)
-		mcpd_dispatch_runner(&m);
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+		runner_lost(n == 0 ? "runnerd closed the connection" :
+		    strerror(errno));
+		return;
+	}
+	while ((r = channel_get(&mcpd.runner, &m)) == 1) {
+		if (state == RUNNER_UP) {
+			mcpd_dispatch_runner(&m);
+			continue;
+		}
+		if (runner_hello(&m, why, sizeof(why)) == -1) {
+			runner_lost(why);
+			return;
+		}
+		log_info("runnerd is back at %s", path);
+		state = RUNNER_UP;
+		retry_ms = RETRY_MIN_MS;
+		ev_timer_cancel(timer);
+		timer = 0;
+	}
 	if (r == -1)
-		runner_gone("garbled frame");
+		runner_fatal("garbled frame");
+}
+
+/* Never blocks: a runnerd that is not there yet is tried again later. */
+static void
+runner_retry(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	timer = 0;
+	if ((fd = sock_connect_nonblock(path)) == -1) {
+		log_debug("connect %s: %s", path, strerror(errno));
+		retry_later();
+		return;
+	}
+	channel_init(&mcpd.runner, fd);
+	if (channel_compose(&mcpd.runner, MSG_PING, 0, 0, -1, NULL, 0) == -1 ||
+	    ev_add(fd, POLLIN | POLLOUT, runner_event, NULL) == -1)
+		fatal("runner.sock");
+	state = RUNNER_HELLO;
+	timer = ev_timer(RUNNER_TIMEOUT_MS, runner_stalled, NULL);
 }
 
 /* Connects and checks that runnerd answers before stdio is served. */
 void
 runner_connect(void)
 {
-	char path[PATH_MAX];
 	struct msg m;
+	char why[WHY_MAX];
 	int fd;
 
 	if (config_socket_path(&mcpd.conf, "runner.sock", path,
@@ -90,27 +203,31 @@ runner_connect(void)
 	    RUNNER_TIMEOUT_MS) == -1 ||
 	    channel_recv_sync(&mcpd.runner, &m, RUNNER_TIMEOUT_MS) == -1)
 		fatal("runnerd at %s", path);
-	if (m.hdr.type == MSG_ERROR && m.len == sizeof(struct msg_error))
-		fatalx("runnerd refused us: %.*s",
-		    (int)sizeof(((struct msg_error *)0)->text),
-		    ((struct msg_error *)m.data)->text);
-	if (m.hdr.type != MSG_PONG)
-		fatalx("runnerd answered %s to PING",
-		    msg_type_name(m.hdr.type));
+	if (runner_hello(&m, why, sizeof(why)) == -1)
+		fatalx("%s", why);
 	if (ev_add(fd, POLLIN, runner_event, NULL) == -1)
 		fatal("ev_add");
+	state = RUNNER_UP;
 }
 
-/* Queues a frame: 0, or -1 (EMSGSIZE) when it cannot be framed. */
+/* 1 when runnerd takes calls; else a new call must fail at once. */
+int
+runner_ready(void)
+{
+	return state == RUNNER_UP;
+}
+
+/*
+ * Queues a frame for runnerd, which must be up: 0, or -1 (EMSGSIZE)
+ * when it cannot be framed.  The event loop sends it, so that a broken
+ * connection is torn down there and never under a caller's feet.
+ */
 int
 runner_send(uint32_t type, uint64_t reqid, const void *data, size_t len)
 {
 	if (channel_compose(&mcpd.runner, type, 0, reqid, -1, data, len) == -1)
 		return -1;
-	if (channel_flush(&mcpd.runner) == -1)
-		runner_gone(strerror(errno));
-	if (channel_pending(&mcpd.runner))
-		ev_set(mcpd.runner.fd, POLLIN | POLLOUT);
+	ev_set(mcpd.runner.fd, POLLIN | POLLOUT);
 	return 0;
 }
 

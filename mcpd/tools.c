@@ -223,6 +223,13 @@ tools_call(const struct mcp_req *req)
 		json_decref(args);
 		return;
 	}
+	if (!runner_ready()) {
+		reply_failure(req->id, req->modern, "runnerd is not reachable "
+		    "(stopped or restarting): the call was not run; mcpd "
+		    "reconnects on its own, try again shortly");
+		json_decref(args);
+		return;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		fatal("tools/call");
 	c->reqid = reqid_new();
@@ -359,7 +366,7 @@ tools_failed(uint64_t reqid, const char *why)
 	call_free(c);
 }
 
-/* runnerd is gone: every call in flight fails, visibly. */
+/* runnerd is gone: every call in flight fails, visibly, and is forgotten. */
 void
 tools_fail_all(const char *why)
 {

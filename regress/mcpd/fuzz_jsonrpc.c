@@ -17,6 +17,12 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 int
+runner_ready(void)
+{
+	return 1;
+}
+
+int
 runner_send(uint32_t type, uint64_t reqid, const void *data, size_t len)
 {
 	(void)type;

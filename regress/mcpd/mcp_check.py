@@ -399,24 +399,135 @@ def s_eof(m):
           "the call outlived its client")
 
 
-def s_runner_gone(m):
-    """runnerd dies with a call in flight: an isError result, then exit."""
-    m.initialize()
-    rid = m.request("tools/call", {"name": "run_shell",
-                                   "arguments": {"command": "sleep 5"}})
-    check(wait_for(lambda: len(forwarded()) == 1), "call not forwarded")
+def kill_runnerd():
+    """SIGKILL for the stand-in runnerd, as a crash would do it."""
     with open("runnerd.pid") as f:
-        os.kill(int(f.read()), 9)
+        pid = int(f.read())
+    os.kill(pid, 9)
+    check(wait_for(lambda: not os.path.exists("/proc/%d/stat" % pid) or
+                   open("/proc/%d/stat" % pid).read().split()[2] == "Z"),
+          "the stand-in runnerd outlived SIGKILL")
+
+
+def start_runnerd():
+    """A new stand-in on the same socket, as a restarted runnerd."""
+    sock = os.path.join("run", "runner.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    p = subprocess.Popen([sys.executable,
+                          os.path.join(os.path.dirname(
+                              os.path.abspath(__file__)), "fake_runnerd.py"),
+                          sock], stdout=open("runnerd.log", "ab"),
+                         stderr=subprocess.STDOUT)
+    with open("runnerd.pid", "w") as f:
+        f.write("%d\n" % p.pid)
+    check(wait_for(lambda: os.path.exists(sock)), "no new stand-in")
+
+
+def call_in_flight(m):
+    """A slow call with a progress token, seen by runnerd: its id."""
+    rid = m.request("tools/call", {"name": "run_shell",
+                                   "arguments": {"command": "sleep 5"},
+                                   "_meta": {"progressToken": "tok-gone"}})
+    check(wait_for(lambda: len(forwarded()) == 1), "call not forwarded")
+    return rid
+
+
+def down_call(m):
+    """A call while runnerd is down: refused at once, not forwarded."""
+    before = len(forwarded())
+    t0 = time.time()
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "echo"}})
+    took = time.time() - t0
+    check(r["result"]["isError"] is True and
+          "not reachable" in text_of(r) and "not run" in text_of(r) and
+          took < 1, "call while down, after %.1fs: %r" % (took, r))
+    check(len(forwarded()) == before, "a call reached no runnerd?")
+
+
+def s_runner_gone(m):
+    """runnerd dies with a call in flight: an isError result; mcpd stays."""
+    m.initialize()
+    rid = call_in_flight(m)
+    kill_runnerd()
     r = m.reply(rid)
-    check(r["result"]["isError"] is True and "runnerd" in text_of(r),
-          "in-flight call: %r" % r)
-    check(m.p.wait(5) == 1, "mcpd should exit 1 without runnerd")
+    check(r["result"]["isError"] is True and "went away" in text_of(r) and
+          "unknown" in text_of(r), "in-flight call: %r" % r)
+    m.alive()
+    check(m.p.poll() is None, "mcpd exited without runnerd")
+    check(m.close() == 0, "exit status on EOF while runnerd is down")
+
+
+def s_runner_down(m):
+    """While runnerd is down, each call fails promptly; stdio goes on."""
+    m.initialize()
+    kill_runnerd()
+    for _ in range(3):
+        down_call(m)
+        m.alive()
+        time.sleep(0.5)
+    check(m.close() == 0, "exit status on EOF while runnerd is down")
+
+
+def s_runner_back(m):
+    """runnerd restarts: the next call works; the lost one stays lost."""
+    m.initialize()
+    rid = call_in_flight(m)
+    owner = forwarded()[0]["call"]["session_owner"]
+    kill_runnerd()
+    check(m.reply(rid)["result"]["isError"] is True, "in-flight call")
+    m.pending.clear()	# progress sent before the crash
+    down_call(m)
+    time.sleep(1.5)		# the retries back off past their floor
+    start_runnerd()
+    t0 = time.time()
+    while True:
+        r = m.call("tools/call", {"name": "k8s_get_pod_status",
+                                  "arguments": {"namespace": "web"}})
+        if not r["result"]["isError"]:
+            break
+        check("not reachable" in text_of(r) and time.time() - t0 < 5,
+              "no reconnection after %.1fs: %r" % (time.time() - t0, r))
+        time.sleep(0.1)
+    check(r["result"]["structuredContent"]["namespace"] == "web", "%r" % r)
+    sent = forwarded()
+    check(len(sent) == 2 and sent[1]["call"]["session_owner"] == owner,
+          "after reconnecting: %r" % sent)
+    # The lost call is forgotten: no cancellation for it, no second answer.
+    m.notify("notifications/cancelled", {"requestId": rid})
+    m.alive()
+    r = m.read(0.5)
+    check(r is None, "more after the lost call: %r" % r)
+    check(not m.pending, "more after the lost call: %r" % m.pending)
+    check(all(e["type"] == "call" for e in forwarded()),
+          "a cancellation reached the new runnerd: %r" % forwarded())
+    check(m.close() == 0, "exit status")
+
+
+def s_real_restart(m):
+    """The real runnerd, kill -9'd and restarted by t_mcpd.sh meanwhile."""
+    def pods():
+        r = m.call("tools/call", {"name": "k8s_get_pod_status",
+                                  "arguments": {"namespace": "default"}},
+                   timeout=30)
+        return "not reachable" not in text_of(r)
+
+    m.initialize()
+    check(pods(), "runnerd did not answer before the restart")
+    open("kill-runnerd", "w").close()
+    check(wait_for(lambda: not pods(), 10), "runnerd still answers")
+    open("runnerd-down", "w").close()
+    check(wait_for(pods, 20), "the restarted runnerd was not reached")
+    check(m.close() == 0, "exit status")
 
 
 SCENARIOS = {
     "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
     "cancel": s_cancel, "timeout": s_timeout, "inflight": s_inflight,
     "eof": s_eof, "runner_gone": s_runner_gone,
+    "runner_down": s_runner_down, "runner_back": s_runner_back,
+    "real_restart": s_real_restart,
 }
 
 

@@ -42,7 +42,7 @@ scenario()
 }
 
 for s in malformed lifecycle modern calls cancel timeout inflight eof \
-    runner_gone; do
+    runner_gone runner_down runner_back; do
 	eval "
 atf_test_case $s cleanup
 ${s}_head() { atf_set timeout 120; }
@@ -57,6 +57,8 @@ calls_body() { scenario calls; }
 cancel_body() { scenario cancel; }
 eof_body() { scenario eof; }
 runner_gone_body() { scenario runner_gone; }
+runner_down_body() { scenario runner_down; }
+runner_back_body() { scenario runner_back; }
 
 timeout_body()
 {
@@ -70,10 +72,58 @@ inflight_body()
 	scenario inflight
 }
 
+wait_file()
+{
+	i=0
+	while [ ! -e "$1" ]; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && return 1
+		sleep 0.05
+	done
+}
+
+# mcp_check.py's real_restart drives mcpd while runnerd is killed and
+# started again here, each step told by a file.
+atf_test_case real_restart cleanup
+real_restart_head()
+{
+	atf_set descr "kill -9 the real runnerd, start it again: mcpd serves on"
+	atf_set require.user root
+	atf_set require.progs runsc python3
+	atf_set timeout 120
+}
+real_restart_body()
+{
+	. "$(atf_config_get srcdir)/regress/lib/suite.subr"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+	python3 "$(atf_get_srcdir)/mcp_check.py" "$(as_bin mcpd)" \
+	    "$(pwd)/conf.yaml" real_restart > check.out 2>&1 &
+	check=$!
+	wait_file kill-runnerd || atf_fail "no first call"
+	pid=$(awk '$2 == "runnerd" { print $1 }' pids)
+	kill -KILL "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+	rm -f run/runner.sock
+	wait_file runnerd-down || atf_fail "mcpd did not see runnerd go"
+	as_start runnerd
+	if ! wait "$check"; then
+		cat check.out >&2
+		tail -40 mcpd.log >&2
+		atf_fail "real_restart"
+	fi
+}
+real_restart_cleanup()
+{
+	. "$(atf_config_get srcdir)/regress/lib/suite.subr"
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	for s in malformed lifecycle modern calls cancel timeout inflight \
-	    eof runner_gone; do
+	    eof runner_gone runner_down runner_back; do
 		atf_add_test_case $s
 	done
+	atf_add_test_case real_restart
 }
