@@ -459,10 +459,25 @@ def s_runner_gone(m):
     check(m.close() == 0, "exit status on EOF while runnerd is down")
 
 
+def noticed(m):
+    """Until mcpd has seen the hangup, a call may still be sent to the
+    dead runnerd (and fail as lost): wait for the first refusal."""
+    t0 = time.time()
+    while True:
+        r = m.call("tools/call", {"name": "run_shell",
+                                  "arguments": {"command": "echo"}})
+        if "not reachable" in text_of(r):
+            return
+        check(r["result"]["isError"] is True and time.time() - t0 < 3,
+              "mcpd did not notice runnerd went away: %r" % r)
+        time.sleep(0.05)
+
+
 def s_runner_down(m):
     """While runnerd is down, each call fails promptly; stdio goes on."""
     m.initialize()
     kill_runnerd()
+    noticed(m)
     for _ in range(3):
         down_call(m)
         m.alive()
