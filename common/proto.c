@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <stdio.h>
 
 #include "proto.h"
@@ -67,4 +68,26 @@ msg_type_name(uint32_t type)
 	}
 	snprintf(unknown, sizeof(unknown), "type %u", type);
 	return unknown;
+}
+
+/*
+ * The only frames that may carry a descriptor.  The frame layer refuses
+ * one on any other type, so that no peer can fill a receiver's
+ * descriptor table with frames it never looks at.
+ */
+static const uint32_t fd_types[] = {
+	MSG_CRED_ISSUED,	/* brokerd -> runnerd: the sealed credential */
+	LMSG_RUN,		/* engine -> launcher or helper: the same */
+	LMSG_EGRESS_SOCKET,	/* runsc's child -> egress proxy: a listener */
+};
+
+int
+msg_carries_fd(uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fd_types) / sizeof(fd_types[0]); i++)
+		if (fd_types[i] == type)
+			return 1;
+	return 0;
 }

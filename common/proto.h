@@ -133,5 +133,6 @@ struct msg_error {
 #define ERR_UNAVAIL	4	/* a required peer (e.g. auditd) is down */
 
 const char	*msg_type_name(uint32_t);
+int		 msg_carries_fd(uint32_t);
 
 #endif
