@@ -159,6 +159,46 @@ no_fd_leaks_cleanup()
 	as_kill_all
 }
 
+atf_test_case fd_frames cleanup
+fd_frames_head()
+{
+	atf_set "descr" "a descriptor on a frame that may carry none is closed and its connection dropped"
+}
+fd_frames_body()
+{
+	AS_RUNNERD_EXTRA="  operators: { users: [$(id -u)] }"
+	as_conf
+	as_start $SERVERS
+	while read -r pid d; do
+		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
+	done < pids
+	# PING everywhere, and each socket's own first request type.
+	for st in audit.sock:500 approval.sock:200 control.sock:300 \
+	    broker.sock:400 runner.sock:100 runner-control.sock:600; do
+		s=${st%:*}
+		for t in 1 ${st#*:}; do
+			echo "$s $t $("$FRAMETOOL" fds "$AS_RUN/$s" $t 200)" \
+			    >> sent
+		done
+		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	while read -r pid n; do
+		now=$(ls /proc/$pid/fd | wc -l)
+		[ "$now" -eq "$n" ] ||
+		    atf_fail "pid $pid had $n descriptors, now $now"
+	done < before
+	if grep -v " answered 0 dropped 200$" sent; then
+		atf_fail "a connection survived a descriptor"
+	fi
+	grep -q "descriptor on a frame" auditd.log ||
+	    atf_fail "auditd did not log the descriptor"
+	as_stop
+}
+fd_frames_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case start_ping_stop
@@ -166,4 +206,5 @@ atf_init_test_cases()
 	atf_add_test_case peer_auth
 	atf_add_test_case garbled_frames
 	atf_add_test_case no_fd_leaks
+	atf_add_test_case fd_frames
 }
