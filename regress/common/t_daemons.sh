@@ -159,6 +159,27 @@ no_fd_leaks_cleanup()
 	as_kill_all
 }
 
+atf_test_case inherited_fds cleanup
+inherited_fds_head()
+{
+	atf_set "descr" "a descriptor the parent left open is closed at start"
+}
+inherited_fds_body()
+{
+	as_conf
+	as_start $SERVERS 7<conf.yaml 8>>inherited
+	while read -r pid d; do
+		ls -l /proc/$pid/fd/ > fds
+		! grep -q -e conf.yaml -e inherited fds ||
+		    atf_fail "$d kept an inherited descriptor"
+	done < pids
+	as_stop
+}
+inherited_fds_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case fd_frames cleanup
 fd_frames_head()
 {
@@ -206,5 +227,6 @@ atf_init_test_cases()
 	atf_add_test_case peer_auth
 	atf_add_test_case garbled_frames
 	atf_add_test_case no_fd_leaks
+	atf_add_test_case inherited_fds
 	atf_add_test_case fd_frames
 }
