@@ -73,8 +73,9 @@ notify(const char *state)
 }
 
 /*
- * Parses -d -n -v -f, loads the configuration and, for -n, reports on
- * it and exits: "configuration OK" (and the normalized file with -v).
+ * Closes what the parent left open, parses -d -n -v -f, loads the
+ * configuration and, for -n, reports on it and exits: "configuration
+ * OK" (and the normalized file with -v).
  */
 void
 daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
@@ -83,6 +84,8 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 	char err[1024];
 	int ch;
 
+	/* A descriptor our parent left open is none of ours: stdio is all. */
+	closefrom(3);
 	memset(o, 0, sizeof(*o));
 	o->conffile = CONF_DEFAULT;
 	log_procinit(name);

@@ -33,19 +33,24 @@ wframe_free(struct wframe *wf)
 	free(wf);
 }
 
+static void
+rfds_close(struct channel *c)
+{
+	while (c->nrfds > 0)
+		close(c->rfds[--c->nrfds]);
+}
+
 /* Frees buffers and queued descriptors; the socket itself stays open. */
 void
 channel_clear(struct channel *c)
 {
 	struct wframe *wf;
-	int i;
 
 	while ((wf = TAILQ_FIRST(&c->wq)) != NULL) {
 		TAILQ_REMOVE(&c->wq, wf, entry);
 		wframe_free(wf);
 	}
-	for (i = 0; i < c->nrfds; i++)
-		close(c->rfds[i]);
+	rfds_close(c);
 	free(c->rbuf);
 	channel_init(c, c->fd);
 }
@@ -60,22 +65,34 @@ channel_consume(struct channel *c)
 	c->rconsumed = 0;
 }
 
+/* Nothing queued can be claimed once the stream is garbled. */
+static int
+garbled(struct channel *c, int err)
+{
+	rfds_close(c);
+	errno = err;
+	return -1;
+}
+
 /*
  * One recvmsg: >0 bytes read, 0 on EOF, -1 with errno (EAGAIN when
  * nothing is there; EPROTO when the peer sent more descriptors than a
  * frame may carry, which the caller treats as a garbled frame).
+ * channel_flush sends one descriptor a sendmsg and the kernel hands no
+ * recvmsg the descriptors of two, so one is all a read may bring: more
+ * are closed here, or by the kernel if they overflow cmsgbuf (MSG_CTRUNC).
  */
 ssize_t
 channel_read(struct channel *c)
 {
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * CHANNEL_MAXFDS)];
+		char		buf[CMSG_SPACE(sizeof(int))];
 	} cmsgbuf;
 	struct msghdr mh;
 	struct iovec iov;
 	struct cmsghdr *cm;
-	size_t want, nfd, i;
+	size_t want, nfd, i, got = 0;
 	ssize_t n;
 	uint8_t *nb;
 	int *fds, bad = 0;
@@ -114,7 +131,7 @@ channel_read(struct channel *c)
 		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		fds = (int *)CMSG_DATA(cm);
 		for (i = 0; i < nfd; i++) {
-			if (c->nrfds < CHANNEL_MAXFDS)
+			if (got++ == 0 && c->nrfds < CHANNEL_MAXFDS)
 				c->rfds[c->nrfds++] = fds[i];
 			else {
 				close(fds[i]);
@@ -125,16 +142,26 @@ channel_read(struct channel *c)
 	if (mh.msg_flags & MSG_CTRUNC)
 		bad = 1;
 	c->rlen += n;
-	if (bad) {
-		errno = EPROTO;
-		return -1;
-	}
-	return n;
+	return bad ? garbled(c, EPROTO) : n;
+}
+
+/*
+ * More bytes are needed.  A descriptor travels with the first byte of
+ * its frame, so only the frame still arriving may have one queued (if it
+ * claims one); any other is beyond what the peer's frames claim.
+ */
+static int
+need_more(struct channel *c, int claimed)
+{
+	return c->nrfds > claimed ? garbled(c, EPROTO) : 0;
 }
 
 /*
  * 1: a whole frame is in m; 0: more bytes needed; -1: the stream is
- * garbled (errno EPROTO, EMSGSIZE) and the connection must be dropped.
+ * garbled (errno EPROTO, EMSGSIZE; EBADMSG for a descriptor on a type
+ * that may carry none) and the connection must be dropped.  Dropping it,
+ * not just the frame, because only a misbehaving peer sends one; its
+ * queued descriptors are closed here at once.
  */
 int
 channel_get(struct channel *c, struct msg *m)
@@ -143,24 +170,19 @@ channel_get(struct channel *c, struct msg *m)
 
 	channel_consume(c);
 	if (c->rlen < MSG_HDR_SIZE)
-		return 0;
+		return need_more(c, c->rlen > 0);
 	memcpy(&h, c->rbuf, sizeof(h));
 	if (h.version != PROTO_VERSION || h.type == MSG_NONE ||
-	    (h.flags & ~MSGF_FD) != 0) {
-		errno = EPROTO;
-		return -1;
-	}
-	if (h.len > MSG_MAX_PAYLOAD) {
-		errno = EMSGSIZE;
-		return -1;
-	}
-	/* A descriptor travels with the first byte of its frame. */
-	if ((h.flags & MSGF_FD) && c->nrfds == 0) {
-		errno = EPROTO;
-		return -1;
-	}
+	    (h.flags & ~MSGF_FD) != 0)
+		return garbled(c, EPROTO);
+	if (h.len > MSG_MAX_PAYLOAD)
+		return garbled(c, EMSGSIZE);
+	if ((h.flags & MSGF_FD) && c->nrfds == 0)
+		return garbled(c, EPROTO);
+	if ((h.flags & MSGF_FD) && !msg_carries_fd(h.type))
+		return garbled(c, EBADMSG);
 	if (c->rlen < MSG_HDR_SIZE + (size_t)h.len)
-		return 0;
+		return need_more(c, (h.flags & MSGF_FD) != 0);
 	memset(m, 0, sizeof(*m));
 	m->hdr = h;
 	m->data = c->rbuf + MSG_HDR_SIZE;

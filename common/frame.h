@@ -1,8 +1,9 @@
 /*
  * Framed messages over Unix stream sockets, in the spirit of OpenBSD's
  * imsg: a fixed header, a bounded payload, at most one descriptor per
- * frame (SCM_RIGHTS).  A short, oversized or garbled frame is reported
- * to the caller, who drops the connection; the reader never trusts len.
+ * frame (SCM_RIGHTS), and only on the types msg_carries_fd() names.  A
+ * short, oversized or garbled frame is reported to the caller, who drops
+ * the connection; the reader never trusts len.
  */
 #ifndef AS_FRAME_H
 #define AS_FRAME_H
@@ -13,7 +14,7 @@
 
 #include "proto.h"
 
-#define CHANNEL_MAXFDS	4	/* descriptors queued ahead of their frame */
+#define CHANNEL_MAXFDS	2	/* a frame's still arriving, one read's more */
 
 struct msg {
 	struct msg_hdr	 hdr;

@@ -1,3 +1,4 @@
+#include <stddef.h>
 #include <stdio.h>
 
 #include "proto.h"
@@ -45,7 +46,48 @@ msg_type_name(uint32_t type)
 	case MSG_RCTL_GET: return "RCTL_GET";
 	case MSG_RCTL_ENTRY: return "RCTL_ENTRY";
 	case MSG_RCTL_END: return "RCTL_END";
+	case LMSG_RUN: return "LMSG_RUN";
+	case LMSG_KILL: return "LMSG_KILL";
+	case LMSG_DONE: return "LMSG_DONE";
+	case LMSG_SWEPT: return "LMSG_SWEPT";
+	case LMSG_EGRESS_SOCKET: return "LMSG_EGRESS_SOCKET";
+	case LMSG_SESSION_OPEN: return "LMSG_SESSION_OPEN";
+	case LMSG_SESSION_CALL: return "LMSG_SESSION_CALL";
+	case LMSG_SESSION_CANCEL: return "LMSG_SESSION_CANCEL";
+	case LMSG_SESSION_CLOSE: return "LMSG_SESSION_CLOSE";
+	case LMSG_SESSION_READY: return "LMSG_SESSION_READY";
+	case LMSG_SESSION_REPLY: return "LMSG_SESSION_REPLY";
+	case LMSG_SESSION_ENDED: return "LMSG_SESSION_ENDED";
+	case AGENT_READY: return "AGENT_READY";
+	case AGENT_REQUEST: return "AGENT_REQUEST";
+	case AGENT_REPLY: return "AGENT_REPLY";
+	case AGENT_CANCEL: return "AGENT_CANCEL";
+	case CLAIM_SEED: return "CLAIM_SEED";
+	case CLAIM_COLLECT: return "CLAIM_COLLECT";
+	case CLAIM_REPLY: return "CLAIM_REPLY";
 	}
 	snprintf(unknown, sizeof(unknown), "type %u", type);
 	return unknown;
+}
+
+/*
+ * The only frames that may carry a descriptor.  The frame layer refuses
+ * one on any other type, so that no peer can fill a receiver's
+ * descriptor table with frames it never looks at.
+ */
+static const uint32_t fd_types[] = {
+	MSG_CRED_ISSUED,	/* brokerd -> runnerd: the sealed credential */
+	LMSG_RUN,		/* engine -> launcher or helper: the same */
+	LMSG_EGRESS_SOCKET,	/* runsc's child -> egress proxy: a listener */
+};
+
+int
+msg_carries_fd(uint32_t type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fd_types) / sizeof(fd_types[0]); i++)
+		if (fd_types[i] == type)
+			return 1;
+	return 0;
 }

@@ -73,6 +73,36 @@ enum msg_type {
 	/* runnerd -> runnerctl */
 	MSG_RCTL_ENTRY,		/* JSON: a session, or a put's or get's outcome */
 	MSG_RCTL_END,		/* payload: none; ends a streamed reply */
+
+	/*
+	 * Internal to runnerd: the engine <-> the launcher, or the
+	 * kubernetes helper, over their socketpair.
+	 */
+	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
+	LMSG_KILL,		/* engine: payload none; reqid names it */
+	LMSG_DONE,		/* launcher: JSON result (see backend.h) */
+	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
+	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
+				   in the sandbox's network namespace */
+	/* Sessions: reqid is the session's key, payloads JSON. */
+	LMSG_SESSION_OPEN,	/* engine: {} */
+	LMSG_SESSION_CALL,	/* engine: the agent's request */
+	LMSG_SESSION_CANCEL,	/* engine: none */
+	LMSG_SESSION_CLOSE,	/* engine: none */
+	LMSG_SESSION_READY,	/* launcher: {"container", "warm", "start_ms"} */
+	LMSG_SESSION_REPLY,	/* launcher: the agent's reply, an object */
+	LMSG_SESSION_ENDED,	/* launcher: {"reason"}; the key is free */
+
+	/* launcher <-> the session agent (session-agent.py) in the sandbox. */
+	AGENT_READY = 950,	/* agent: started, its worker too */
+	AGENT_REQUEST,		/* launcher: {"op", ...} */
+	AGENT_REPLY,		/* agent: one per request */
+	AGENT_CANCEL,		/* launcher: end the request in progress */
+
+	/* The kubernetes helper <-> its claim keeper (runnerd/claim.c). */
+	CLAIM_SEED = 980,	/* helper: the run request */
+	CLAIM_COLLECT,		/* helper: {"request", "result"} */
+	CLAIM_REPLY,		/* keeper: see runnerd/claim.c */
 };
 
 struct msg_hdr {
@@ -103,5 +133,6 @@ struct msg_error {
 #define ERR_UNAVAIL	4	/* a required peer (e.g. auditd) is down */
 
 const char	*msg_type_name(uint32_t);
+int		 msg_carries_fd(uint32_t);
 
 #endif

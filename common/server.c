@@ -154,7 +154,8 @@ conn_event(int fd, short revents, void *arg)
 			log_warnx("%s: peer %u (pid %d): %s, dropped",
 			    c->l->name, c->id, (int)c->cred.pid,
 			    errno == EMSGSIZE ? "oversized frame" :
-			    "garbled frame");
+			    errno == EBADMSG ? "descriptor on a frame that "
+			    "may carry none" : "garbled frame");
 			conn_drop(c);
 			return;
 		}

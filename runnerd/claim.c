@@ -39,12 +39,6 @@
 #include "log.h"
 #include "sandbox.h"
 
-enum claim_msg {
-	CLAIM_SEED = 980,	/* helper: the run request */
-	CLAIM_COLLECT,		/* helper: {"request", "result"} */
-	CLAIM_REPLY,		/* keeper: see above */
-};
-
 static struct channel	 keeper = { .fd = -1 };	/* the helper's end */
 
 /* Whether a run request has files, so that it needs the claim. */

@@ -2,7 +2,7 @@
  * The engine's end of the channel to a backend's helper: the process
  * forked before runnerd sandboxes itself, because it keeps what the
  * engine gives up (root for runsc; the network and libcurl's syscalls
- * for a cluster).  Both backends speak LMSG_* frames (launcher.h) over
+ * for a cluster).  Both backends speak LMSG_* frames (proto.h) over
  * a socketpair.  One backend runs per runnerd, so there is one channel.
  */
 #include <sys/types.h>

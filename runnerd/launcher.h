@@ -14,35 +14,7 @@
 
 #include "backend.h"
 #include "config.h"
-
-/*
- * engine <-> launcher, or the kubernetes helper, over their socketpair;
- * internal to runnerd.
- */
-enum launcher_msg {
-	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
-	LMSG_KILL,		/* engine: payload none; reqid names it */
-	LMSG_DONE,		/* launcher: JSON result (see backend.h) */
-	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
-	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
-				   in the sandbox's network namespace */
-	/* Sessions: reqid is the session's key, payloads JSON. */
-	LMSG_SESSION_OPEN,	/* engine: {} */
-	LMSG_SESSION_CALL,	/* engine: the agent's request */
-	LMSG_SESSION_CANCEL,	/* engine: none */
-	LMSG_SESSION_CLOSE,	/* engine: none */
-	LMSG_SESSION_READY,	/* launcher: {"container", "warm", "start_ms"} */
-	LMSG_SESSION_REPLY,	/* launcher: the agent's reply, an object */
-	LMSG_SESSION_ENDED,	/* launcher: {"reason"}; the key is free */
-};
-
-/* launcher <-> the session agent (session-agent.py) in the sandbox. */
-enum agent_msg {
-	AGENT_READY = 950,	/* agent: started, its worker too */
-	AGENT_REQUEST,		/* launcher: {"op", ...} */
-	AGENT_REPLY,		/* agent: one per request */
-	AGENT_CANCEL,		/* launcher: end the request in progress */
-};
+#include "proto.h"
 
 #define SANDBOX_UID		65534
 #define SANDBOX_GID		65534

@@ -166,6 +166,67 @@ no_fd_leaks_cleanup()
 	as_kill_all
 }
 
+atf_test_case inherited_fds cleanup
+inherited_fds_head()
+{
+	atf_set "descr" "a descriptor the parent left open is closed at start"
+}
+inherited_fds_body()
+{
+	as_conf
+	as_start $SERVERS 7<conf.yaml 8>>inherited
+	while read -r pid d; do
+		ls -l /proc/$pid/fd/ > fds
+		! grep -q -e conf.yaml -e inherited fds ||
+		    atf_fail "$d kept an inherited descriptor"
+	done < pids
+	as_stop
+}
+inherited_fds_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case fd_frames cleanup
+fd_frames_head()
+{
+	atf_set "descr" "a descriptor on a frame that may carry none is closed and its connection dropped"
+}
+fd_frames_body()
+{
+	AS_RUNNERD_EXTRA="  operators: { users: [$(id -u)] }"
+	as_conf
+	as_start $SERVERS
+	while read -r pid d; do
+		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
+	done < pids
+	# PING everywhere, and each socket's own first request type.
+	for st in audit.sock:500 approval.sock:200 control.sock:300 \
+	    broker.sock:400 runner.sock:100 runner-control.sock:600; do
+		s=${st%:*}
+		for t in 1 ${st#*:}; do
+			echo "$s $t $("$FRAMETOOL" fds "$AS_RUN/$s" $t 200)" \
+			    >> sent
+		done
+		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
+	done
+	while read -r pid n; do
+		now=$(ls /proc/$pid/fd | wc -l)
+		[ "$now" -eq "$n" ] ||
+		    atf_fail "pid $pid had $n descriptors, now $now"
+	done < before
+	if grep -v " answered 0 dropped 200$" sent; then
+		atf_fail "a connection survived a descriptor"
+	fi
+	grep -q "descriptor on a frame" auditd.log ||
+	    atf_fail "auditd did not log the descriptor"
+	as_stop
+}
+fd_frames_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case start_ping_stop
@@ -173,4 +234,6 @@ atf_init_test_cases()
 	atf_add_test_case peer_auth
 	atf_add_test_case garbled_frames
 	atf_add_test_case no_fd_leaks
+	atf_add_test_case inherited_fds
+	atf_add_test_case fd_frames
 }

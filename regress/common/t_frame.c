@@ -5,6 +5,7 @@
 #include <atf-c.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -229,43 +230,142 @@ ATF_TC_BODY(random_garbage, tc)
 	}
 }
 
-/* More descriptors than a channel queues is a garbled stream. */
-ATF_TC_WITHOUT_HEAD(too_many_fds);
-ATF_TC_BODY(too_many_fds, tc)
+/*
+ * Sends buf with the read ends of n new pipes in one message, as a
+ * hostile peer would; wr gets the write ends.
+ */
+static void
+raw_fds(struct channel *c, const void *buf, size_t len, int n, int wr[])
 {
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(sizeof(int) * 8)];
 	} cm;
-	struct channel a, b;
 	struct msghdr mh;
 	struct iovec iov;
-	struct cmsghdr *c;
-	struct msg_hdr h = hdr(MSG_PING, 0, MSGF_FD);
-	int fds[8], i;
+	struct cmsghdr *cmh;
+	int rd[8], p[2], i;
 
-	pair(&a, &b);
-	for (i = 0; i < 8; i++)
-		fds[i] = dup(0);
+	ATF_REQUIRE(n > 0 && n <= 8);
+	for (i = 0; i < n; i++) {
+		ATF_REQUIRE(pipe(p) == 0);
+		rd[i] = p[0];
+		wr[i] = p[1];
+	}
 	memset(&mh, 0, sizeof(mh));
 	memset(&cm, 0, sizeof(cm));
-	iov.iov_base = &h;
-	iov.iov_len = sizeof(h);
+	iov.iov_base = (void *)buf;
+	iov.iov_len = len;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = cm.buf;
-	mh.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	ATF_REQUIRE(sendmsg(a.fd, &mh, 0) == sizeof(h));
-	for (i = 0; i < 8; i++)
-		close(fds[i]);
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+	cmh = CMSG_FIRSTHDR(&mh);
+	cmh->cmsg_level = SOL_SOCKET;
+	cmh->cmsg_type = SCM_RIGHTS;
+	cmh->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(cmh), rd, sizeof(int) * n);
+	ATF_REQUIRE(sendmsg(c->fd, &mh, 0) == (ssize_t)len);
+	for (i = 0; i < n; i++)
+		close(rd[i]);
+}
+
+/*
+ * Whether the receiver closed the read end it got: with no reader left,
+ * the pipe's write end gets EPIPE.  Then closes the write end.
+ */
+static int
+reader_closed(int wr)
+{
+	int r;
+
+	r = write(wr, "x", 1) == -1 && errno == EPIPE;
+	close(wr);
+	return r;
+}
+
+/* Two descriptors in one message, or more, garble the stream at once. */
+ATF_TC_WITHOUT_HEAD(too_many_fds);
+ATF_TC_BODY(too_many_fds, tc)
+{
+	struct channel a, b;
+	struct msg_hdr h = hdr(MSG_CRED_ISSUED, 0, MSGF_FD);
+	int wr[8], n, i;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (n = 2; n <= 8; n *= 2) {
+		pair(&a, &b);
+		raw_fds(&a, &h, sizeof(h), n, wr);
+		errno = 0;
+		ATF_CHECK_EQ(channel_read(&b), -1);
+		ATF_CHECK_EQ(errno, EPROTO);
+		ATF_CHECK_EQ(b.nrfds, 0);
+		for (i = 0; i < n; i++)
+			ATF_CHECK(reader_closed(wr[i]));
+		unpair(&a, &b);
+	}
+}
+
+/* Only the types msg_carries_fd names may carry one; others drop. */
+ATF_TC_WITHOUT_HEAD(fd_type_refused);
+ATF_TC_BODY(fd_type_refused, tc)
+{
+	static const uint32_t refused[] = { MSG_PING, MSG_AUDIT_EVENT,
+	    MSG_CRED_ISSUE, MSG_TOOL_CALL, AGENT_REPLY };
+	struct channel a, b;
+	struct msg m;
+	size_t i;
+	int p[2];
+
+	signal(SIGPIPE, SIG_IGN);
+	ATF_CHECK(msg_carries_fd(MSG_CRED_ISSUED));
+	ATF_CHECK(msg_carries_fd(LMSG_RUN));
+	ATF_CHECK(msg_carries_fd(LMSG_EGRESS_SOCKET));
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		ATF_CHECK(!msg_carries_fd(refused[i]));
+		pair(&a, &b);
+		ATF_REQUIRE(pipe(p) == 0);
+		ATF_REQUIRE(channel_send_sync(&a, refused[i], 1, p[0], "{}", 2,
+		    1000) == 0);
+		errno = 0;
+		ATF_CHECK_EQ(channel_recv_sync(&b, &m, 1000), -1);
+		ATF_CHECK_EQ(errno, EBADMSG);
+		/* Closed at once, not when the channel is cleared. */
+		ATF_CHECK(reader_closed(p[1]));
+		unpair(&a, &b);
+	}
+}
+
+/* A descriptor that no frame claims is closed as soon as that is clear. */
+ATF_TC_WITHOUT_HEAD(stray_fd);
+ATF_TC_BODY(stray_fd, tc)
+{
+	struct channel a, b;
+	struct msg_hdr h = hdr(MSG_PING, 0, 0), hp = hdr(MSG_PING, 4, 0);
+	struct msg m;
+	int wr;
+
+	signal(SIGPIPE, SIG_IGN);
+	/* With a whole frame that claims none: that frame still counts. */
+	pair(&a, &b);
+	raw_fds(&a, &h, sizeof(h), 1, &wr);
+	ATF_CHECK_EQ(get_after_read(&b, &m), 1);
+	ATF_CHECK_EQ(m.hdr.type, MSG_PING);
+	ATF_CHECK_EQ(m.fd, -1);
 	errno = 0;
-	ATF_CHECK_EQ(channel_read(&b), -1);
+	ATF_CHECK_EQ(channel_get(&b, &m), -1);
 	ATF_CHECK_EQ(errno, EPROTO);
+	ATF_CHECK(reader_closed(wr));
+	unpair(&a, &b);
+	/* With the middle of a frame. */
+	pair(&a, &b);
+	raw(&a, &hp, sizeof(hp));
+	ATF_CHECK_EQ(get_after_read(&b, &m), 0);
+	raw_fds(&a, "ab", 2, 1, &wr);
+	errno = 0;
+	ATF_CHECK_EQ(get_after_read(&b, &m), -1);
+	ATF_CHECK_EQ(errno, EPROTO);
+	ATF_CHECK(reader_closed(wr));
 	unpair(&a, &b);
 }
 
@@ -293,6 +393,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, garbled_frames);
 	ATF_TP_ADD_TC(tp, random_garbage);
 	ATF_TP_ADD_TC(tp, too_many_fds);
+	ATF_TP_ADD_TC(tp, fd_type_refused);
+	ATF_TP_ADD_TC(tp, stray_fd);
 	ATF_TP_ADD_TC(tp, compose_oversized);
 	return atf_no_error();
 }

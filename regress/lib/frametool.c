@@ -9,11 +9,16 @@
  *   frametool oversize SOCKET         a header claiming a huge payload
  *   frametool badversion SOCKET       a header of another protocol
  *   frametool hold SOCKET SECONDS     connect and stay idle
+ *   frametool fds SOCKET TYPE N       N frames of TYPE, each carrying a
+ *                                     descriptor of /dev/null, each on a
+ *                                     new connection; prints how many the
+ *                                     daemon answered and how many dropped
  *
  * Exit status: 0 as described, 2 if the daemon answered MSG_ERROR,
  * 1 on anything else.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,13 +105,51 @@ expect_drop(struct channel *ch, const void *bytes, size_t len)
 	}
 }
 
+/* Each frame on its own connection, so that every one reaches the daemon. */
+static int
+send_fds(const char *path, uint32_t type, long long n)
+{
+	struct channel ch;
+	struct msg m;
+	long long i, answered = 0, dropped = 0;
+	int s, fd;
+
+	for (i = 0; i < n; i++) {
+		if ((s = sock_connect(path)) == -1 ||
+		    (fd = open("/dev/null", O_RDONLY)) == -1) {
+			perror(path);
+			return 1;
+		}
+		channel_init(&ch, s);
+		if (channel_send_sync(&ch, type, 1, fd, NULL, 0, TIMEOUT_MS) ==
+		    -1 && errno != EPIPE && errno != ECONNRESET) {
+			perror("send");
+			return 1;
+		}
+		if (channel_recv_sync(&ch, &m, TIMEOUT_MS) == 0) {
+			answered++;
+			if (m.fd != -1)
+				close(m.fd);
+		} else if (errno == ECONNRESET)
+			dropped++;
+		else {
+			perror("receive");
+			return 1;
+		}
+		channel_clear(&ch);
+		close(s);
+	}
+	printf("answered %lld dropped %lld\n", answered, dropped);
+	return 0;
+}
+
 static int
 run(struct channel *chp, int argc, char *argv[])
 {
 	struct msg_hdr h;
 	char junk[64];
 	const char *errstr;
-	long long type;
+	long long type, n;
 
 	memset(&h, 0, sizeof(h));
 	h.version = PROTO_VERSION;
@@ -130,6 +173,15 @@ run(struct channel *chp, int argc, char *argv[])
 	if (strcmp(argv[1], "badversion") == 0) {
 		h.version = PROTO_VERSION + 1;
 		return expect_drop(chp, &h, sizeof(h));
+	}
+	if (strcmp(argv[1], "fds") == 0 && argc == 5) {
+		type = strtonum(argv[3], 1, UINT32_MAX, &errstr);
+		if (errstr != NULL)
+			return 1;
+		n = strtonum(argv[4], 1, 100000, &errstr);
+		if (errstr != NULL)
+			return 1;
+		return send_fds(argv[2], (uint32_t)type, n);
 	}
 	if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		sleep((unsigned)atoi(argv[3]));
