@@ -82,6 +82,9 @@ auditd_sighup(void)
 static void
 readers_grant(int fd, const char *path, int inherit)
 {
+	/* Without a user to switch to, auditd and its readers are one. */
+	if (geteuid() != 0 || auditd_conf.auditd.user[0] == '\0')
+		return;
 	if (grant_fd(fd, &auditd_conf.auditd.readers, inherit ?
 	    GRANT_R | GRANT_X : GRANT_R, inherit) == 0)
 		return;

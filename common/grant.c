@@ -118,6 +118,7 @@ grant_fd(int fd, const struct peer_acl *acl, int perm, int inherit)
 		return -1;
 	if (!inherit || !S_ISDIR(st.st_mode))
 		return 0;
-	len = acl_build(&b, acl, GRANT_R | GRANT_W, perm & ~GRANT_X);
+	/* The mode a file is made with still narrows what it inherits. */
+	len = acl_build(&b, acl, own, perm);
 	return fsetxattr(fd, "system.posix_acl_default", &b, len, 0);
 }

@@ -1,0 +1,26 @@
+/* treecopy.c: a module tree copied by descriptors, never through a link. */
+#ifndef AS_TREECOPY_H
+#define AS_TREECOPY_H
+
+#include <sys/types.h>
+
+#include <openssl/evp.h>
+
+#include "cjson.h"
+
+struct tree_copy {
+	uid_t		 uid;		/* owner of what is made */
+	gid_t		 gid;
+	mode_t		 dmode;		/* of directories made */
+	mode_t		 fmode;		/* of files made */
+	char		*why;		/* what was refused, and where */
+	size_t		 whylen;
+	long		 bytes;
+	int		 files;
+	EVP_MD_CTX	*md;
+};
+
+int	 tree_open(const char *);
+int	 tree_copy(int, int, struct tree_copy *, char [SHA256_HEX_LEN + 1]);
+
+#endif
