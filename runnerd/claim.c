@@ -135,7 +135,9 @@ seed(const struct as_config *c, uint64_t id, json_t *req)
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	return json_object();
+	/* The collect request brings it back for workspace_keep. */
+	return json_pack("{s:O?}", "snapshot", json_object_get(req,
+	    "snapshot"));
 }
 
 static json_t *
@@ -157,11 +159,11 @@ collect(const struct as_config *c, uint64_t id, json_t *msg)
 		reply = json_pack("{s:o}", "files", files_collect(dir,
 		    json_object_get(req, "files_out"), c->runnerd.output_max));
 	status = json_string_value(json_object_get(result, "status"));
-	if (reply != NULL && json_object_get(reply, "error") == NULL &&
-	    status != NULL && strcmp(status, "exited") == 0 &&
-	    json_integer_value(json_object_get(result, "exit_code")) == 0 &&
-	    json_object_get(result, "error") == NULL)
-		workspace_keep(dir, req, reply);
+	if (reply != NULL && json_object_get(reply, "error") == NULL)
+		workspace_keep(dir, req, reply, status != NULL &&
+		    strcmp(status, "exited") == 0 &&
+		    json_integer_value(json_object_get(result, "exit_code")) ==
+		    0 && json_object_get(result, "error") == NULL);
 	if (rm_tree(dir) == -1)
 		log_warn("claim: remove %s", dir);
 	return reply;
@@ -293,6 +295,9 @@ claim_seed(uint64_t id, json_t *req, char *why, size_t whylen)
 		json_decref(reply);
 		return -1;
 	}
+	if (json_object_get(reply, "snapshot") != NULL)
+		json_object_set(req, "snapshot", json_object_get(reply,
+		    "snapshot"));
 	json_decref(reply);
 	return 0;
 }

@@ -240,9 +240,9 @@ sbx_result(struct sbx *s)
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
-	if (r != NULL && strcmp(status, "exited") == 0 &&
-	    json_integer_value(code) == 0)
-		workspace_keep(work, s->req, r);
+	if (r != NULL)
+		workspace_keep(work, s->req, r, strcmp(status, "exited") == 0 &&
+		    json_integer_value(code) == 0);
 	return r;
 }
 

@@ -66,7 +66,7 @@ json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,
 	    char *, size_t);
-void	 workspace_keep(const char *, json_t *, json_t *);
+void	 workspace_keep(const char *, json_t *, json_t *, int);
 
 /* cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);

@@ -7,13 +7,15 @@
  * path, and a plan is loaded only if its bytes still have the digest it
  * is asked by.
  *
- * Request keys (all optional): "workdir" (host directory to copy in),
- * "state" (runnerd's directory for that working dir), "plan_load"
- * (digest of a saved plan, copied in as plan.tfplan), "plan_save" (a
- * workspace file to save as a plan after a clean exit) and "keep_state"
- * (copy terraform.tfstate back after a clean exit), and with plan_save
- * "plans_kept_for" (seconds: older saved plans of that working directory
- * are removed once the new one is kept).
+ * Request keys (all optional): "workdir" (host directory to snapshot
+ * and copy in), "state" (runnerd's directory for that working dir),
+ * "plan_load" (digest of a saved plan, copied in as plan.tfplan with
+ * the module snapshot it was made from), "plan_save" (a workspace file
+ * to save as a plan after a clean exit) and "keep_state" (copy
+ * terraform.tfstate back, also after a failure: what terraform did is
+ * never forgotten), and with plan_save "plans_kept_for" (seconds: older
+ * saved plans and snapshots of that working directory are removed once
+ * the new one is kept).
  */
 #include <sys/stat.h>
 
@@ -30,26 +32,10 @@
 #include "cjson.h"
 #include "launcher.h"
 #include "log.h"
+#include "treecopy.h"
 
-#define SEED_MAX_BYTES	(64L * 1024 * 1024)
-#define SEED_MAX_FILES	10000
-#define SEED_MAX_DEPTH	16
 #define STATE_FILE	"terraform.tfstate"
 #define PLAN_FILE	"plan.tfplan"
-
-struct seed {
-	long		 bytes;
-	int		 files;
-	char		*why;
-	size_t		 whylen;
-};
-
-static int
-seed_fail(struct seed *sd, const char *fmt, const char *name)
-{
-	snprintf(sd->why, sd->whylen, fmt, name);
-	return -1;
-}
 
 /*
  * A regular file for reading, never through a link; a fifo or device
@@ -136,61 +122,6 @@ done:
 	return r;
 }
 
-/* Terraform's own caches and state never come from the working dir. */
-static int
-seed_skipped(const char *name)
-{
-	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-	    strcmp(name, ".terraform") == 0 ||
-	    strncmp(name, STATE_FILE, strlen(STATE_FILE)) == 0;
-}
-
-static int
-seed_tree(const char *src, const char *dst, int depth, struct seed *sd)
-{
-	char s[PATH_MAX], d[PATH_MAX];
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int r = 0;
-
-	if (depth > SEED_MAX_DEPTH)
-		return seed_fail(sd, "%s: too deep", src);
-	if ((dir = opendir(src)) == NULL)
-		return seed_fail(sd, "%s: cannot read", src);
-	while (r == 0 && (de = readdir(dir)) != NULL) {
-		if (seed_skipped(de->d_name))
-			continue;
-		if (pathf(s, sizeof(s), "%s/%s", src, de->d_name) == -1 ||
-		    pathf(d, sizeof(d), "%s/%s", dst, de->d_name) == -1 ||
-		    lstat(s, &st) == -1) {
-			r = seed_fail(sd, "%s: cannot read", de->d_name);
-			break;
-		}
-		if (++sd->files > SEED_MAX_FILES)
-			r = seed_fail(sd, "%s: too many files", src);
-		else if (S_ISLNK(st.st_mode))
-			r = seed_fail(sd, "%s: symbolic links are refused", s);
-		else if (S_ISDIR(st.st_mode)) {
-			if (mkdir(d, 0755) == -1 ||
-			    chown(d, SANDBOX_UID, SANDBOX_GID) == -1)
-				r = seed_fail(sd, "%s: cannot copy", s);
-			else
-				r = seed_tree(s, d, depth + 1, sd);
-		} else if (S_ISREG(st.st_mode)) {
-			if ((sd->bytes += st.st_size) > SEED_MAX_BYTES)
-				r = seed_fail(sd, "%s: working directory too "
-				    "large", src);
-			else if (copy_file(s, d, 0644, SANDBOX_UID,
-			    SANDBOX_GID, NULL) == -1)
-				r = seed_fail(sd, "%s: cannot copy", s);
-		}
-		/* Devices, fifos and sockets are not module files: left out. */
-	}
-	closedir(dir);
-	return r;
-}
-
 static int
 hex_digest_ok(const char *s)
 {
@@ -240,6 +171,9 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	if ((j = json_object_get(req, "plan_load")) != NULL &&
 	    !hex_digest_ok(json_string_value(j)))
 		return 0;
+	if ((j = json_object_get(req, "snapshot")) != NULL &&
+	    !hex_digest_ok(json_string_value(j)))
+		return 0;
 	if ((j = json_object_get(req, "plan_save")) != NULL &&
 	    !workspace_name_ok(json_string_value(j)))
 		return 0;
@@ -269,23 +203,149 @@ mkdir_owned(const char *path)
 	return mkdir(path, 0700) == -1 && errno != EEXIST ? -1 : 0;
 }
 
-/* Fills work before the sandbox starts: 0, or -1 and why. */
+static int
+open_dir(const char *path)
+{
+	return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/*
+ * The module as it is now, kept in the state directory under the
+ * digest of its files: what the plan is made from, what a person
+ * approves, and what the apply runs, whatever happens to the live
+ * directory afterwards.  A snapshot already kept is reused.
+ */
+static int
+snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
+    char *why, size_t whylen)
+{
+	struct tree_copy t = { 0, 0, 0755, 0644, why, whylen, 0, 0, NULL };
+	char snaps[PATH_MAX], incoming[PATH_MAX], dst[PATH_MAX];
+	int in, r;
+
+	if (pathf(snaps, sizeof(snaps), "%s/snapshots", state) == -1 ||
+	    mkdir_owned(snaps) == -1 ||
+	    pathf(incoming, sizeof(incoming), "%s/.incoming-XXXXXX", snaps) ==
+	    -1 || mkdtemp(incoming) == NULL) {
+		snprintf(why, whylen, "snapshot: %s", strerror(errno));
+		return -1;
+	}
+	if ((in = open_dir(incoming)) == -1) {
+		snprintf(why, whylen, "snapshot: %s", strerror(errno));
+		(void)rm_tree(incoming);
+		return -1;
+	}
+	r = tree_copy(live, in, &t, digest);
+	close(in);
+	if (r == 0 && pathf(dst, sizeof(dst), "%s/%s", snaps, digest) == 0 &&
+	    rename(incoming, dst) == 0)
+		return 0;
+	if (r == 0 && (errno == EEXIST || errno == ENOTEMPTY)) {
+		/* The same files were planned before: refresh its age. */
+		(void)utimensat(AT_FDCWD, dst, NULL, AT_SYMLINK_NOFOLLOW);
+	} else if (r == 0) {
+		snprintf(why, whylen, "snapshot: %s", strerror(errno));
+		r = -1;
+	}
+	(void)rm_tree(incoming);
+	return r;
+}
+
+/* The sandbox's copy of a kept snapshot, checked against its digest. */
+static int
+snapshot_seed(const char *state, const char *digest, const char *work,
+    char *why, size_t whylen)
+{
+	struct tree_copy t = { SANDBOX_UID, SANDBOX_GID, 0755, 0644, why,
+	    whylen, 0, 0, NULL };
+	char path[PATH_MAX], got[SHA256_HEX_LEN + 1];
+	int src, dst, r = -1;
+
+	if (pathf(path, sizeof(path), "%s/snapshots/%s", state, digest) ==
+	    -1 || (src = open_dir(path)) == -1) {
+		snprintf(why, whylen, "module snapshot %.12s: %s", digest,
+		    errno == ENOENT ? "not found" : strerror(errno));
+		return -1;
+	}
+	if ((dst = open_dir(work)) != -1) {
+		r = tree_copy(src, dst, &t, got);
+		close(dst);
+	} else
+		snprintf(why, whylen, "workspace: %s", strerror(errno));
+	close(src);
+	if (r == 0 && strcmp(got, digest) != 0) {
+		snprintf(why, whylen, "module snapshot %.12s was modified; "
+		    "nothing run", digest);
+		r = -1;
+	}
+	return r;
+}
+
+/* The snapshot a saved plan was made from (written by workspace_keep). */
+static int
+plan_snapshot(const char *state, const char *plan,
+    char digest[SHA256_HEX_LEN + 1])
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (pathf(path, sizeof(path), "%s/plans/%s.snapshot", state, plan) ==
+	    -1 || (fd = open_regular(path)) == -1)
+		return -1;
+	n = read(fd, digest, SHA256_HEX_LEN);
+	close(fd);
+	if (n != SHA256_HEX_LEN)
+		return -1;
+	digest[SHA256_HEX_LEN] = '\0';
+	return hex_digest_ok(digest) ? 0 : -1;
+}
+
+/* The module straight into work, for a call that keeps no state. */
+static int
+live_seed(const char *workdir, const char *work, char *why, size_t whylen)
+{
+	struct tree_copy t = { SANDBOX_UID, SANDBOX_GID, 0755, 0644, why,
+	    whylen, 0, 0, NULL };
+	int src, dst, r = -1;
+
+	if ((src = tree_open(workdir)) == -1) {
+		snprintf(why, whylen, "%s: %s", workdir, errno == ELOOP ||
+		    errno == EXDEV ? "goes through a symbolic link" :
+		    strerror(errno));
+		return -1;
+	}
+	if ((dst = open_dir(work)) != -1) {
+		r = tree_copy(src, dst, &t, NULL);
+		close(dst);
+	}
+	close(src);
+	return r;
+}
+
+/*
+ * Fills work before the sandbox starts: 0, or -1 and why.  A plan
+ * snapshots the live directory first and runs from the snapshot; an
+ * apply runs from the snapshot its approved plan was made from, and
+ * never reads the live directory.  req gets "snapshot": the digest.
+ */
 int
 workspace_seed(const struct as_config *c, const char *work, json_t *req,
     char *why, size_t whylen)
 {
 	char src[PATH_MAX], dst[PATH_MAX], terraform[PATH_MAX];
-	char digest[SHA256_HEX_LEN + 1];
+	char digest[SHA256_HEX_LEN + 1], snap[SHA256_HEX_LEN + 1];
 	const char *workdir, *state, *load;
-	struct seed sd = { 0, 0, why, whylen };
+	int live;
 
 	workdir = json_string_value(json_object_get(req, "workdir"));
 	state = json_string_value(json_object_get(req, "state"));
 	load = json_string_value(json_object_get(req, "plan_load"));
-	if (workdir != NULL && seed_tree(workdir, work, 0, &sd) == -1)
-		return -1;
+	/* Which snapshot a plan ran from is ours to say, never the asker's. */
+	json_object_del(req, "snapshot");
 	if (state == NULL)
-		return 0;
+		return workdir != NULL ? live_seed(workdir, work, why, whylen) :
+		    0;
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
 	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
 	    mkdir_owned(state) == -1 ||
@@ -293,6 +353,31 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	    mkdir_owned(src) == -1) {
 		snprintf(why, whylen, "state directory: %s", strerror(errno));
 		return -1;
+	}
+	if (load != NULL) {
+		if (plan_snapshot(state, load, snap) == -1) {
+			snprintf(why, whylen, "saved plan %.12s: no module "
+			    "snapshot kept with it; plan again", load);
+			return -1;
+		}
+	} else if (workdir != NULL) {
+		if ((live = tree_open(workdir)) == -1) {
+			snprintf(why, whylen, "%s: %s", workdir,
+			    errno == ELOOP || errno == EXDEV ? "goes through "
+			    "a symbolic link" : strerror(errno));
+			return -1;
+		}
+		if (snapshot_take(live, state, snap, why, whylen) == -1) {
+			close(live);
+			return -1;
+		}
+		close(live);
+	} else
+		snap[0] = '\0';
+	if (snap[0] != '\0') {
+		if (snapshot_seed(state, snap, work, why, whylen) == -1)
+			return -1;
+		json_object_set_new(req, "snapshot", json_string(snap));
 	}
 	if (pathf(src, sizeof(src), "%s/" STATE_FILE, state) == -1 ||
 	    pathf(dst, sizeof(dst), "%s/" STATE_FILE, work) == -1)
@@ -324,87 +409,140 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 
 /*
  * Keeps src in dir by rename, so that a crash leaves the old file or the
- * new one whole; named name, or after its digest when name is NULL.
+ * new one whole; named name, or after its digest when name is NULL.  A
+ * file it replaces stays as name.backup.
  */
 static int
 keep_file(const char *src, const char *dir, const char *name,
     char digest[SHA256_HEX_LEN + 1])
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
+	char tmp[PATH_MAX], dst[PATH_MAX], old[PATH_MAX], bak[PATH_MAX];
+	int fd;
 
-	if (pathf(tmp, sizeof(tmp), "%s/.incoming", dir) == -1)
+	if (pathf(tmp, sizeof(tmp), "%s/.incoming", dir) == -1 ||
+	    pathf(old, sizeof(old), "%s/.previous", dir) == -1)
 		return -1;
 	(void)unlink(tmp);
+	(void)unlink(old);
 	if (copy_file(src, tmp, 0600, 0, 0, digest) == -1 ||
 	    (name != NULL ? pathf(dst, sizeof(dst), "%s/%s", dir, name) :
-	    pathf(dst, sizeof(dst), "%s/%s.tfplan", dir, digest)) == -1 ||
-	    rename(tmp, dst) == -1) {
-		(void)unlink(tmp);
-		return -1;
+	    pathf(dst, sizeof(dst), "%s/%s.tfplan", dir, digest)) == -1)
+		goto fail;
+	if (name != NULL && link(dst, old) == 0 &&
+	    (pathf(bak, sizeof(bak), "%s.backup", dst) == -1 ||
+	    rename(old, bak) == -1))
+		goto fail;
+	if (rename(tmp, dst) == -1)
+		goto fail;
+	if ((fd = open_dir(dir)) != -1) {
+		(void)fsync(fd);
+		close(fd);
 	}
 	return 0;
+fail:
+	(void)unlink(tmp);
+	(void)unlink(old);
+	return -1;
+}
+
+/* Notes which snapshot the plan of that digest was made from. */
+static int
+keep_plan_snapshot(const char *plans, const char *plan, const char *snap)
+{
+	char path[PATH_MAX];
+	int fd, r = -1;
+
+	if (pathf(path, sizeof(path), "%s/%s.snapshot", plans, plan) == -1)
+		return -1;
+	(void)unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return -1;
+	if (write(fd, snap, strlen(snap)) == (ssize_t)strlen(snap) &&
+	    fsync(fd) == 0)
+		r = 0;
+	if (close(fd) == -1)
+		r = -1;
+	return r;
 }
 
 /*
- * Saved plans older than max_age seconds, but for keep, removed: an
- * approval can outlive them only if it lasts longer than runnerd's
- * plan_retention, and then its apply says the plan is not found.
+ * What is older than max_age seconds in dir, but for the entries whose
+ * name starts with keep, removed: saved plans with their snapshot notes,
+ * or snapshots.  An approval can outlive them only if it lasts longer
+ * than runnerd's plan_retention, and then its apply says the plan is
+ * not found.
  */
 static void
-plans_prune(const char *plans, long long max_age, const char *keep)
+prune(const char *dir, long long max_age, const char *keep)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
 	time_t cutoff = time(NULL) - max_age;
-	DIR *dir;
+	DIR *d;
 
-	if ((dir = opendir(plans)) == NULL)
+	if ((d = opendir(dir)) == NULL)
 		return;
-	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] == '.' || strcmp(de->d_name, keep) == 0 ||
-		    pathf(path, sizeof(path), "%s/%s", plans,
-		    de->d_name) == -1 || lstat(path, &st) == -1 ||
-		    !S_ISREG(st.st_mode) || st.st_mtime >= cutoff)
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    strncmp(de->d_name, keep, strlen(keep)) == 0 ||
+		    pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == -1 ||
+		    lstat(path, &st) == -1 || st.st_mtime >= cutoff)
 			continue;
-		if (unlink(path) == -1)
+		if ((S_ISDIR(st.st_mode) ? rm_tree(path) :
+		    S_ISREG(st.st_mode) ? unlink(path) : 0) == -1)
 			log_warn("prune %s", path);
 	}
-	closedir(dir);
+	closedir(d);
 }
 
-/* After a clean exit: keep the state and the plan, note it in r. */
+/*
+ * After the sandbox: the state terraform wrote is kept whatever the
+ * exit (resources an apply made before it failed stay known, and r
+ * says so); after a clean exit the plan too, with a note of the module
+ * snapshot it was made from.
+ */
 void
-workspace_keep(const char *work, json_t *req, json_t *r)
+workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 {
 	char src[PATH_MAX], plans[PATH_MAX], digest[SHA256_HEX_LEN + 1];
-	const char *state, *save;
+	const char *state, *save, *snap;
 	json_t *max_age;
 
 	state = json_string_value(json_object_get(req, "state"));
 	save = json_string_value(json_object_get(req, "plan_save"));
+	snap = json_string_value(json_object_get(req, "snapshot"));
 	if (state == NULL)
 		return;
+	if (snap != NULL)
+		json_object_set_new(r, "snapshot_digest", json_string(snap));
 	if (json_is_true(json_object_get(req, "keep_state")) &&
 	    pathf(src, sizeof(src), "%s/" STATE_FILE, work) == 0 &&
-	    access(src, F_OK) == 0 &&
-	    keep_file(src, state, STATE_FILE, digest) == -1) {
-		log_warn("keep %s/" STATE_FILE, state);
-		json_object_set_new(r, "error",
-		    json_string("the new state could not be saved"));
+	    access(src, F_OK) == 0) {
+		if (keep_file(src, state, STATE_FILE, digest) == -1) {
+			log_warn("keep %s/" STATE_FILE, state);
+			json_object_set_new(r, "error",
+			    json_string("the new state could not be saved"));
+		} else if (!clean)
+			json_object_set_new(r, "state_kept", json_true());
 	}
-	if (save == NULL)
+	if (save == NULL || !clean)
 		return;
 	if (pathf(src, sizeof(src), "%s/%s", work, save) == -1 ||
 	    pathf(plans, sizeof(plans), "%s/plans", state) == -1 ||
-	    keep_file(src, plans, NULL, digest) == -1) {
+	    keep_file(src, plans, NULL, digest) == -1 ||
+	    (snap != NULL && keep_plan_snapshot(plans, digest, snap) == -1)) {
 		log_warn("save plan %s", save);
 		json_object_set_new(r, "error",
 		    json_string("the plan could not be saved"));
 		return;
 	}
 	json_object_set_new(r, "plan_digest", json_string(digest));
-	if ((max_age = json_object_get(req, "plans_kept_for")) != NULL &&
-	    pathf(src, sizeof(src), "%s.tfplan", digest) == 0)
-		plans_prune(plans, json_integer_value(max_age), src);
+	if ((max_age = json_object_get(req, "plans_kept_for")) == NULL)
+		return;
+	prune(plans, json_integer_value(max_age), digest);
+	if (snap != NULL && pathf(src, sizeof(src), "%s/snapshots", state) == 0)
+		prune(src, json_integer_value(max_age), snap);
 }
