@@ -82,6 +82,10 @@ text_summary(const json_t *s)
 			    counts[i])), counts[i]);
 	printf("%s\n", json_is_true(json_object_get(s, "destructive")) ?
 	    "  (DESTRUCTIVE)" : "");
+	/* What the apply will run from: runnerd's copy, not the live dir. */
+	if (json_is_string(json_object_get(s, "snapshot_digest")))
+		printf("module:      snapshot %s\n",
+		    ctl_str(s, "snapshot_digest"));
 	json_array_foreach(json_object_get(s, "resources"), i, r) {
 		printf("  %s ", json_is_true(json_object_get(r,
 		    "destructive")) ? "!!" : "  ");

@@ -136,10 +136,13 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	    "working_dir_path"));
 	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c",
 	    apply ? apply_script : plan_script);
-	req->workspace = json_pack("{s:s, s:o}", "workdir", path, "state",
-	    state_dir(path));
+	req->workspace = json_pack("{s:o}", "state", state_dir(path));
 	if (req->argv == NULL || req->workspace == NULL)
 		return -1;
+	/* An apply runs from the approved plan's snapshot, never the live dir. */
+	if (!apply)
+		json_object_set_new(req->workspace, "workdir",
+		    json_string(path));
 	if (apply) {
 		json_object_set_new(req->workspace, "plan_load",
 		    json_string(k->plan_digest));
@@ -211,22 +214,26 @@ failed(const struct call *k, json_t *r, const char *what)
 	const char *status, *err, *out, *error;
 	char *text;
 	json_t *res;
-	int sandboxed;
+	int sandboxed, kept;
 
 	status = json_string_value(json_object_get(r, "status"));
 	err = json_string_value(json_object_get(r, "stderr"));
 	out = json_string_value(json_object_get(r, "stdout"));
 	error = json_string_value(json_object_get(r, "error"));
+	kept = json_is_true(json_object_get(r, "state_kept"));
 	sandboxed = status != NULL && strcmp(status, "exited") != 0 &&
 	    strcmp(status, "failed") != 0;
-	if (asprintf(&text, "%s failed in %s%s%s\n%s%s%s%s", k->tool,
+	if (asprintf(&text, "%s failed in %s%s%s\n%s%s%s%s%s", k->tool,
 	    working_dir(k), sandboxed ? ": " : "",
 	    sandboxed ? status_text(status) : "", out != NULL ? out : "",
 	    err != NULL ? err : "", error != NULL ? error : "",
-	    what != NULL ? what : "") == -1)
+	    what != NULL ? what : "", kept ? "\nThe state terraform wrote "
+	    "before it stopped was kept: what it applied stays known, and "
+	    "the next plan starts from it.\n" : "") == -1)
 		return NULL;
-	res = text_result(1, text, json_pack("{s:s, s:s, s:b}", "status",
-	    "failed", "working_dir", working_dir(k), "destructive", 0));
+	res = text_result(1, text, json_pack("{s:s, s:s, s:b, s:b}", "status",
+	    "failed", "working_dir", working_dir(k), "destructive", 0,
+	    "state_kept", kept));
 	free(text);
 	return res;
 }
@@ -265,8 +272,10 @@ plan_result(const struct call *k, json_t *r, json_t *summary)
 	    "plan.txt"));
 	if ((head = summary_text(working_dir(k), summary, digest)) == NULL)
 		return NULL;
-	sc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:O, s:O, s:s, s:O,"
-	    " s:s}", "working_dir", working_dir(k), "plan_digest", digest,
+	sc = json_pack("{s:s, s:s, s:s?, s:I, s:I, s:I, s:I, s:O, s:O, s:s,"
+	    " s:O, s:s}", "working_dir", working_dir(k), "plan_digest", digest,
+	    "snapshot_digest", json_string_value(json_object_get(r,
+	    "snapshot_digest")),
 	    "add", (json_int_t)count(summary, "create"),
 	    "change", (json_int_t)count(summary, "update"),
 	    "destroy", (json_int_t)count(summary, "delete"),
@@ -315,9 +324,11 @@ request_approval(const struct call *k, json_t *r, json_t *summary)
 		return failed(k, r, "approvald gave no approval id");
 	}
 	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s?, s:s,"
-	    " s:O, s:s, s:s+}", "status", "pending_approval", "working_dir",
-	    working_dir(k), "approval_id", id, "expires_at", expires,
-	    "plan_digest", digest, "destructive", json_object_get(summary,
+	    " s:s?, s:O, s:s, s:s+}", "status", "pending_approval",
+	    "working_dir", working_dir(k), "approval_id", id, "expires_at",
+	    expires, "plan_digest", digest, "snapshot_digest",
+	    json_string_value(json_object_get(r, "snapshot_digest")),
+	    "destructive", json_object_get(summary,
 	    "destructive"), "summary", head, "approve_command",
 	    "approvalctl approve ", id));
 	free(head);
@@ -363,6 +374,10 @@ tf_result(struct call *k, json_t *r)
 		return apply_result(k, r);
 	if ((summary = plan_summary(k, r, why, sizeof(why))) == NULL)
 		return failed(k, r, why);
+	/* Shown with the approval: the files the apply will run from. */
+	if (json_is_string(json_object_get(r, "snapshot_digest")))
+		json_object_set(summary, "snapshot_digest",
+		    json_object_get(r, "snapshot_digest"));
 	res = k->kind == CALL_TF_PLAN ? plan_result(k, r, summary) :
 	    request_approval(k, r, summary);
 	json_decref(summary);

@@ -1,0 +1,255 @@
+#! /usr/bin/env atf-sh
+# A hostile module: the agent owns the working directory and changes it
+# while runnerd copies it, after a person approved it, and fills it with
+# what Terraform would take providers or settings from.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+tf_setup()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	W=$(pwd)
+	mkdir -p tf
+	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
+	    -e "s|working_dirs: \[.*\]|working_dirs: [${1:-m}]|" \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	AS_RUNNERD_EXTRA="  timeout: 60s
+  warm_pool: 0"
+	AS_BROKERD_EXTRA="  scopes:
+    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+}
+
+tf_call()
+{
+	as_call "$1" "{\"working_dir\":\"${2:-m}\"${3:-}}"
+}
+
+atf_test_case symlink_race cleanup
+symlink_race_head()
+{
+	atf_set "descr" "a directory swapped for a link to a root-only host directory while 50 plans copy the module: no byte of it reaches a sandbox"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+symlink_race_body()
+{
+	tf_setup m
+	mkdir -p tf/m/sub hostonly
+	chmod 700 hostonly
+	echo "HOST-SECRET-$$" > hostonly/secret
+	echo harmless > tf/m/sub/secret
+	cat > tf/m/main.tf <<'TF'
+output "leak" {
+  value = fileexists("${path.module}/sub/secret") ? file("${path.module}/sub/secret") : "none"
+}
+TF
+	ln -s "$W/hostonly" tf/m/swap
+	# The racer exchanges sub and the link without pause, for a fixed
+	# time: renameat2(RENAME_EXCHANGE), as the report did.
+	python3 - "$W/tf/m/sub" "$W/tf/m/swap" 60 > racer.out 2>&1 <<'PY' &
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+a, b = (p.encode() for p in sys.argv[1:3])
+end = time.time() + float(sys.argv[3])
+n = 0
+while time.time() < end and not os.path.exists("stop"):
+    libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+    n += 1
+print(n)
+PY
+	racer=$!
+	echo "$racer racer" >> pids
+	i=0
+	refused=0
+	while [ $i -lt 50 ]; do
+		tf_call terraform_plan > plan.$i
+		if grep -q "HOST-SECRET" plan.$i; then
+			touch stop
+			atf_fail "plan $i returned the host's file"
+		fi
+		grep -q '"isError":true' plan.$i && refused=$((refused + 1))
+		i=$((i + 1))
+	done
+	touch stop
+	wait $racer
+	echo "50 plans, $refused refused, racer swapped $(cat racer.out) times"
+	[ "$(cat racer.out)" -gt 1000 ] || atf_fail "the racer did not race"
+	if grep -rq "HOST-SECRET" var/audit.jsonl var/runner 2>/dev/null; then
+		atf_fail "the host's file reached runnerd's state or the log"
+	fi
+	as_stop
+}
+symlink_race_cleanup()
+{
+	touch stop
+	as_kill_all
+}
+
+atf_test_case bad_entries cleanup
+bad_entries_head()
+{
+	atf_set "descr" "links, fifos, hard links to outside files, providers' and settings' places, deep and wide trees: each refused by name, nothing runs"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+bad_entries_body()
+{
+	tf_setup "m"
+	echo "OUTSIDE-$$" > outside
+	chmod 600 outside
+	mk()
+	{
+		rm -rf tf/m
+		mkdir -p tf/m
+		echo 'resource "terraform_data" "x" {}' > tf/m/main.tf
+	}
+	# Refused while the workspace is made: runsc never starts, so
+	# terraform says nothing.
+	check()
+	{
+		tf_call terraform_plan > out
+		grep -q '"isError":true' out || atf_fail "$1: planned: $(cat out)"
+		grep -q "$2" out || atf_fail "$1: want \"$2\": $(cat out)"
+		grep -q "OUTSIDE-" out && atf_fail "$1: outside file read"
+		grep -qi "terraform init\|Initializing" out &&
+		    atf_fail "$1: terraform ran: $(cat out)"
+		return 0
+	}
+	mk; ln -s "$W/outside" tf/m/data.txt
+	check symlink "data.txt: symbolic links are refused"
+	mk; mkfifo tf/m/pipe
+	check fifo "pipe: not a file or a directory"
+	mk; ln "$W/outside" tf/m/hard.txt
+	check hardlink "hard.txt: hard links are refused"
+	for d in .terraform terraform.d .terraformrc terraform.rc; do
+		mk; mkdir -p "tf/m/$d"
+		check "$d" "$d: Terraform would take providers or settings"
+	done
+	mk; mkdir -p tf/m/mod/terraform.d/plugins
+	check nested "mod/terraform.d: Terraform would take"
+	mk; p=tf/m
+	for i in $(seq 1 20); do p=$p/d; done
+	mkdir -p "$p"
+	check deep "too deep"
+	mk; mkdir tf/m/wide
+	(cd tf/m/wide && seq 1 10001 | xargs touch)
+	check wide "too many files"
+	# And a clean module still plans.
+	mk
+	tf_call terraform_plan > out
+	grep -q '"isError":false' out || atf_fail "a clean module: $(cat out)"
+	as_stop
+}
+bad_entries_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case apply_runs_the_snapshot cleanup
+apply_runs_the_snapshot_head()
+{
+	atf_set "descr" "module files changed after the approval, also those read at apply time only: the apply runs what was approved"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+apply_runs_the_snapshot_body()
+{
+	tf_setup m
+	mkdir -p tf/m
+	echo approved > tf/m/note.txt
+	cat > tf/m/main.tf <<'TF'
+resource "terraform_data" "x" {
+  input = "fixed"
+  lifecycle {
+    postcondition {
+      condition     = file("${path.module}/note.txt") == "approved\n"
+      error_message = "note.txt is not what was approved"
+    }
+  }
+}
+TF
+	tf_call terraform_apply > pending
+	id=$(as_field approval_id < pending)
+	snap=$(as_field snapshot_digest < pending)
+	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
+	atf_check -o match:"module: +snapshot [0-9a-f]{64}" \
+	    "$(as_bin approvalctl)" -f conf.yaml show "$id"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	# After the approval the agent changes what the apply would read.
+	echo changed > tf/m/note.txt
+	echo 'resource "terraform_data" "y" {}' > tf/m/extra.tf
+	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
+	grep -q '"status":"applied"' applied ||
+	    atf_fail "the approved apply: $(cat applied)"
+	grep -q "terraform_data.y" applied &&
+	    atf_fail "the apply ran a file added after the approval"
+	# The next plan takes the live directory again, as a new snapshot.
+	tf_call terraform_plan > replan
+	[ "$(as_field snapshot_digest < replan)" != "$snap" ] ||
+	    atf_fail "the changed module has the approved snapshot's digest"
+	grep -q "terraform_data.y" replan || atf_fail "replan: $(cat replan)"
+	as_stop
+}
+apply_runs_the_snapshot_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case failed_apply_keeps_state cleanup
+failed_apply_keeps_state_head()
+{
+	atf_set "descr" "an apply that fails halfway keeps the state terraform wrote: the next plan does not create again what was made"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+failed_apply_keeps_state_body()
+{
+	tf_setup m
+	mkdir -p tf/m
+	cat > tf/m/main.tf <<'TF'
+resource "terraform_data" "first" {
+  input = "made"
+}
+resource "terraform_data" "second" {
+  input      = "fails"
+  depends_on = [terraform_data.first]
+  lifecycle {
+    postcondition {
+      condition     = self.output == "never"
+      error_message = "fails after first was made"
+    }
+  }
+}
+TF
+	tf_call terraform_apply > pending
+	id=$(as_field approval_id < pending)
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
+	grep -q '"isError":true' applied || atf_fail "the apply did not fail"
+	[ "$(as_field state_kept < applied)" = true ] ||
+	    atf_fail "state_kept is not true: $(cat applied)"
+	grep -q "state terraform wrote before it stopped was kept" applied ||
+	    atf_fail "the result does not say the state was kept"
+	tf_call terraform_plan > replan
+	grep -q '"terraform_data.first","actions":\["create"\]' replan &&
+	    atf_fail "first would be created twice: $(cat replan)"
+	grep -q 'terraform_data.first' var/runner/terraform/*/terraform.tfstate ||
+	    atf_fail "the state does not hold first"
+	as_stop
+}
+failed_apply_keeps_state_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case symlink_race
+	atf_add_test_case bad_entries
+	atf_add_test_case apply_runs_the_snapshot
+	atf_add_test_case failed_apply_keeps_state
+}
