@@ -150,7 +150,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
 	{ "sessions_max", NUM(YF_INT, struct runnerd_conf, sessions_max, 0, 4096) },
-	{ "sessions_per_client", NUM(YF_INT, struct runnerd_conf, sessions_per_client, 0, 4096) },
+	{ "sessions_per_user", NUM(YF_INT, struct runnerd_conf, sessions_per_user, 0, 4096) },
 	{ "warm_pool", NUM(YF_INT, struct runnerd_conf, warm_pool, 0, 64) },
 	{ NULL }
 };
@@ -370,7 +370,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.session_idle = 600;
 	c->runnerd.session_lifetime = 3600;
 	c->runnerd.sessions_max = 16;
-	c->runnerd.sessions_per_client = 4;
+	c->runnerd.sessions_per_user = 4;
 	c->runnerd.warm_pool = 2;
 	strlcpy(c->approvald.user, "_asapprove", sizeof(c->approvald.user));
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
@@ -558,10 +558,10 @@ config_print(const struct as_config *c)
 	    c->runnerd.plan_retention);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
-	    "  sessions_per_client: %ld\n  warm_pool: %ld\n",
+	    "  sessions_per_user: %ld\n  warm_pool: %ld\n",
 	    c->runnerd.session_agent, c->runnerd.session_idle,
 	    c->runnerd.session_lifetime, c->runnerd.sessions_max,
-	    c->runnerd.sessions_per_client, c->runnerd.warm_pool);
+	    c->runnerd.sessions_per_user, c->runnerd.warm_pool);
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"

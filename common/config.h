@@ -50,7 +50,7 @@ struct runnerd_conf {
 	long		session_idle;	/* seconds unused before a session ends */
 	long		session_lifetime;	/* seconds, at most */
 	long		sessions_max;	/* open sessions, all clients */
-	long		sessions_per_client;	/* per runner.sock connection */
+	long		sessions_per_user;	/* per uid of mcpd's connections */
 	long		warm_pool;	/* session sandboxes started ahead */
 };
 

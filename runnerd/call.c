@@ -414,6 +414,7 @@ call_start(struct conn *c, struct msg *m)
 		fatal("call");
 	k->id = req.id;
 	k->conn = c->id;
+	k->uid = c->cred.uid;
 	k->args = json_incref(args);
 	k->decision = decision;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
