@@ -145,12 +145,14 @@ static const struct yfield runnerd_fields[] = {
 	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
 	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
+	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
+	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
 	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
 	{ "sessions_max", NUM(YF_INT, struct runnerd_conf, sessions_max, 0, 4096) },
-	{ "sessions_per_client", NUM(YF_INT, struct runnerd_conf, sessions_per_client, 0, 4096) },
+	{ "sessions_per_user", NUM(YF_INT, struct runnerd_conf, sessions_per_user, 0, 4096) },
 	{ "warm_pool", NUM(YF_INT, struct runnerd_conf, warm_pool, 0, 64) },
 	{ NULL }
 };
@@ -363,6 +365,8 @@ config_defaults(struct as_config *c)
 	c->runnerd.tmp_size = 64 * MB;
 	c->runnerd.output_max = 1 * MB;
 	c->runnerd.max_calls = 8;
+	c->runnerd.queue_max = 64;
+	c->runnerd.queue_wait = 30;
 	strlcpy(c->runnerd.session_agent,
 	    "/usr/local/share/agent-sandbox/session-agent.py",
 	    sizeof(c->runnerd.session_agent));
@@ -370,7 +374,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.session_idle = 600;
 	c->runnerd.session_lifetime = 3600;
 	c->runnerd.sessions_max = 16;
-	c->runnerd.sessions_per_client = 4;
+	c->runnerd.sessions_per_user = 4;
 	c->runnerd.warm_pool = 2;
 	strlcpy(c->approvald.user, "_asapprove", sizeof(c->approvald.user));
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
@@ -552,17 +556,18 @@ config_print(const struct as_config *c)
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
-	    "  max_calls: %ld\n  plan_retention: %ld\n", c->runnerd.rootfs,
-	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
-	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
-	    c->runnerd.output_max, c->runnerd.max_calls,
+	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
+	    "  plan_retention: %ld\n", c->runnerd.rootfs, c->runnerd.timeout,
+	    c->runnerd.memory, c->runnerd.pids, c->runnerd.cpu_percent,
+	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls,
+	    c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.plan_retention);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
-	    "  sessions_per_client: %ld\n  warm_pool: %ld\n",
+	    "  sessions_per_user: %ld\n  warm_pool: %ld\n",
 	    c->runnerd.session_agent, c->runnerd.session_idle,
 	    c->runnerd.session_lifetime, c->runnerd.sessions_max,
-	    c->runnerd.sessions_per_client, c->runnerd.warm_pool);
+	    c->runnerd.sessions_per_user, c->runnerd.warm_pool);
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"

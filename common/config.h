@@ -45,12 +45,14 @@ struct runnerd_conf {
 	long		tmp_size;	/* bytes of /tmp */
 	long		output_max;	/* bytes of stdout, and of stderr */
 	long		max_calls;	/* sandboxes at once */
+	long		queue_max;	/* calls waiting for one of them */
+	long		queue_wait;	/* seconds a call may wait */
 	long		plan_retention;	/* seconds a saved plan is kept */
 	char		session_agent[PATH_MAX];	/* session-agent.py */
 	long		session_idle;	/* seconds unused before a session ends */
 	long		session_lifetime;	/* seconds, at most */
 	long		sessions_max;	/* open sessions, all clients */
-	long		sessions_per_client;	/* per runner.sock connection */
+	long		sessions_per_user;	/* per uid of mcpd's connections */
 	long		warm_pool;	/* session sandboxes started ahead */
 };
 

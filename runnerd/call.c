@@ -1,7 +1,8 @@
 /*
  * One tool call, in the order the audit log shows it:
- *   tool.request -> decision (approvald) -> credential (brokerd) ->
- *   sandbox.started -> sandbox.completed -> revoke -> tool.result
+ *   tool.request -> [a wait for a free sandbox] -> decision (approvald)
+ *   -> credential (brokerd) -> sandbox.started -> sandbox.completed ->
+ *   revoke -> tool.result
  * Every step that cannot be recorded stops the call (fail closed); the
  * credential is revoked whatever the sandbox did.  A tool failure is an
  * isError result, never a protocol error.
@@ -17,6 +18,7 @@
 
 #include "audit.h"
 #include "cjson.h"
+#include "event.h"
 #include "frame.h"
 #include "log.h"
 #include "runnerd.h"
@@ -31,6 +33,39 @@ const struct backend		*runnerd_backend;
 
 static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t			 ncalls;
+
+/*
+ * Calls beyond runnerd.max_calls wait for a sandbox, at most
+ * runnerd.queue_max of them, each at most runnerd.queue_wait.  They wait
+ * before approvald's decision: a waiting call is recorded (tool.request)
+ * and checked against its schema, no more.  It has spent no approval and
+ * holds no credential and no sandbox, so a refusal after the wait loses
+ * nothing, and the policy that decides it is the one of when it runs.
+ * Clients take turns: a client's flood delays another client's call by
+ * one call per waiting client, not by the whole flood.
+ */
+struct waiter {
+	TAILQ_ENTRY(waiter)	 entry;
+	struct line		*line;
+	uint64_t		 id;
+	json_t			*call;		/* MSG_TOOL_CALL's */
+	uint64_t		 timer;		/* runnerd.queue_wait */
+};
+
+/* One client's waiting calls, oldest first. */
+struct line {
+	TAILQ_ENTRY(line)	 entry;
+	uint32_t		 conn;
+	uid_t			 uid;
+	TAILQ_HEAD(, waiter)	 waiters;
+};
+
+/* The clients with waiting calls, the next to be served first. */
+static TAILQ_HEAD(, line)	 ring = TAILQ_HEAD_INITIALIZER(ring);
+static size_t			 nwaiting;
+static uint64_t			 drain_timer;
+
+static void	drain(void *);
 
 static struct call *
 call_find(uint64_t id)
@@ -172,6 +207,9 @@ call_free(struct call *k)
 {
 	TAILQ_REMOVE(&calls, k, entry);
 	ncalls--;
+	/* The next call starts from the loop, not inside this one's end. */
+	if (!TAILQ_EMPTY(&ring) && drain_timer == 0)
+		drain_timer = ev_timer(0, drain, NULL);
 	free(k->tool);
 	free(k->lease);
 	json_decref(k->args);
@@ -354,58 +392,28 @@ shell_argv(json_t *args)
 	    json_object_get(args, "command"));
 }
 
-void
-call_start(struct conn *c, struct msg *m)
+/* A call's way from approvald's decision to its sandbox. */
+static void
+call_run(uint32_t connid, uid_t uid, uint64_t id, json_t *call)
 {
 	struct sbx_request req;
 	struct call *k;
-	json_t *call, *args, *decision;
+	json_t *args, *decision;
 	const char *tool;
 	char why[256];
-	int idx, started;
+	int started;
 
 	memset(&req, 0, sizeof(req));
-	req.id = m->hdr.reqid;
+	req.id = id;
 	req.credfd = -1;
-	if ((call = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
-	    !json_is_object(call) ||
-	    (tool = json_string_value(json_object_get(call, "tool"))) ==
-	    NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
-		json_decref(call);
-		return;
-	}
+	tool = json_string_value(json_object_get(call, "tool"));
 	args = json_object_get(call, "arguments");
-	if (audit_emit("tool.request", m->hdr.reqid, json_pack("{s:s, s:O*}",
-	    "tool", tool, "arguments", args)) == -1) {
-		refuse(c->id, m->hdr.reqid, NULL,
-		    "audit log unavailable: nothing was run");
-		goto out;
-	}
-	if (call_find(m->hdr.reqid) != NULL) {
-		refuse(c->id, m->hdr.reqid, "tool.failed",
-		    "request id already in use");
-		goto out;
-	}
-	if ((idx = tool_index(tool)) == -1) {
-		refuse(c->id, m->hdr.reqid, "tool.failed", "unknown tool");
-		goto out;
-	}
-	if (tool_validate(idx, args, why, sizeof(why)) == -1) {
-		refuse(c->id, m->hdr.reqid, "tool.failed", why);
-		goto out;
-	}
-	if ((long)ncalls >= runnerd_conf.runnerd.max_calls) {
-		refuse(c->id, m->hdr.reqid, "tool.failed",
-		    "too many calls running; try again later");
-		goto out;
-	}
-	if ((decision = decide(c->id, req.id, call)) == NULL)
+	if ((decision = decide(connid, req.id, call)) == NULL)
 		goto out;
 	if (strcmp(tool, "terraform_apply") != 0 &&
 	    strcmp(json_string_value(json_object_get(decision, "decision")),
 	    "approval_required") == 0 &&
-	    approval_gate(c->id, req.id, tool, args) == -1) {
+	    approval_gate(connid, req.id, tool, args) == -1) {
 		json_decref(decision);
 		goto out;
 	}
@@ -413,7 +421,8 @@ call_start(struct conn *c, struct msg *m)
 	    NULL)
 		fatal("call");
 	k->id = req.id;
-	k->conn = c->id;
+	k->conn = connid;
+	k->uid = uid;
 	k->args = json_incref(args);
 	k->decision = decision;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
@@ -429,17 +438,17 @@ call_start(struct conn *c, struct msg *m)
 	else if (strcmp(tool, "k8s_get_pod_status") == 0)
 		k->kind = CALL_K8S;
 	else if (tf_kind(k, why, sizeof(why)) == -1) {
-		refuse(c->id, req.id, "tool.failed", why);
+		refuse(connid, req.id, "tool.failed", why);
 		call_free(k);
 		goto out;
 	}
 	/* The approval is spent before anything runs: it is single-use. */
 	if (k->kind == CALL_TF_APPLY && tf_spend(k, why, sizeof(why)) == -1) {
-		refuse(c->id, req.id, "tool.denied", why);
+		refuse(connid, req.id, "tool.denied", why);
 		call_free(k);
 		goto out;
 	}
-	if (credential(c->id, k, call, &req.credfd) == -1) {
+	if (credential(connid, k, call, &req.credfd) == -1) {
 		call_free(k);
 		goto out;
 	}
@@ -460,7 +469,7 @@ call_start(struct conn *c, struct msg *m)
 		started = runnerd_backend->start(&req);
 	if (started == -1) {
 		lease_revoke(k);
-		refuse(c->id, req.id, "tool.failed",
+		refuse(connid, req.id, "tool.failed",
 		    "the sandbox could not be started (or recorded)");
 		call_free(k);
 	}
@@ -469,6 +478,178 @@ call_start(struct conn *c, struct msg *m)
 	json_decref(req.files_out);
 out:
 	json_decref(req.egress);
+	json_decref(call);
+}
+
+static struct line *
+line_find(uint32_t conn)
+{
+	struct line *l;
+
+	TAILQ_FOREACH(l, &ring, entry)
+		if (l->conn == conn)
+			return l;
+	return NULL;
+}
+
+static struct waiter *
+waiter_find(uint64_t id)
+{
+	struct line *l;
+	struct waiter *w;
+
+	TAILQ_FOREACH(l, &ring, entry)
+		TAILQ_FOREACH(w, &l->waiters, entry)
+			if (w->id == id)
+				return w;
+	return NULL;
+}
+
+/* Takes w out of its line; a client leaves the ring with its last call. */
+static void
+waiter_unlink(struct waiter *w)
+{
+	struct line *l = w->line;
+
+	if (w->timer != 0)
+		ev_timer_cancel(w->timer);
+	TAILQ_REMOVE(&l->waiters, w, entry);
+	if (TAILQ_EMPTY(&l->waiters)) {
+		TAILQ_REMOVE(&ring, l, entry);
+		free(l);
+	}
+	nwaiting--;
+}
+
+/* Ends a waiting call with why (to connid, 0: its client is gone). */
+static void
+waiter_refuse(struct waiter *w, uint32_t connid, const char *why)
+{
+	waiter_unlink(w);
+	refuse(connid, w->id, "tool.failed", why);
+	json_decref(w->call);
+	free(w);
+}
+
+static void
+waited_too_long(void *arg)
+{
+	struct waiter *w = arg;
+	char why[256];
+
+	w->timer = 0;
+	snprintf(why, sizeof(why), "waited %ld s for a sandbox "
+	    "(runnerd.queue_wait) while all %ld were busy "
+	    "(runnerd.max_calls): try again later",
+	    runnerd_conf.runnerd.queue_wait, runnerd_conf.runnerd.max_calls);
+	waiter_refuse(w, w->line->conn, why);
+}
+
+/* Puts a call at the end of its client's line; -1 if there is no room. */
+static int
+wait_for_sandbox(struct conn *c, uint64_t id, json_t *call)
+{
+	struct line *l;
+	struct waiter *w;
+
+	if ((long)nwaiting >= runnerd_conf.runnerd.queue_max)
+		return -1;
+	if ((l = line_find(c->id)) == NULL) {
+		if ((l = calloc(1, sizeof(*l))) == NULL)
+			fatal("line");
+		l->conn = c->id;
+		l->uid = c->cred.uid;
+		TAILQ_INIT(&l->waiters);
+		TAILQ_INSERT_TAIL(&ring, l, entry);
+	}
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		fatal("waiter");
+	w->line = l;
+	w->id = id;
+	w->call = call;
+	w->timer = ev_timer(runnerd_conf.runnerd.queue_wait * 1000,
+	    waited_too_long, w);
+	TAILQ_INSERT_TAIL(&l->waiters, w, entry);
+	nwaiting++;
+	return 0;
+}
+
+/* Sandboxes are free: waiting calls run, a client's at each turn. */
+static void
+drain(void *arg)
+{
+	struct line *l;
+	struct waiter *w;
+	uint32_t conn;
+	uid_t uid;
+
+	(void)arg;
+	drain_timer = 0;
+	while ((long)ncalls < runnerd_conf.runnerd.max_calls &&
+	    (l = TAILQ_FIRST(&ring)) != NULL) {
+		w = TAILQ_FIRST(&l->waiters);
+		conn = l->conn;
+		uid = l->uid;
+		/* Its client's next call waits for every other client's. */
+		TAILQ_REMOVE(&ring, l, entry);
+		TAILQ_INSERT_TAIL(&ring, l, entry);
+		waiter_unlink(w);
+		call_run(conn, uid, w->id, w->call);
+		free(w);
+	}
+}
+
+void
+call_start(struct conn *c, struct msg *m)
+{
+	json_t *call, *args;
+	const char *tool;
+	char why[256];
+	int idx;
+
+	if ((call = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
+	    !json_is_object(call) ||
+	    (tool = json_string_value(json_object_get(call, "tool"))) ==
+	    NULL) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
+		json_decref(call);
+		return;
+	}
+	args = json_object_get(call, "arguments");
+	if (audit_emit("tool.request", m->hdr.reqid, json_pack("{s:s, s:O*}",
+	    "tool", tool, "arguments", args)) == -1) {
+		refuse(c->id, m->hdr.reqid, NULL,
+		    "audit log unavailable: nothing was run");
+		goto out;
+	}
+	if (call_find(m->hdr.reqid) != NULL ||
+	    waiter_find(m->hdr.reqid) != NULL) {
+		refuse(c->id, m->hdr.reqid, "tool.failed",
+		    "request id already in use");
+		goto out;
+	}
+	if ((idx = tool_index(tool)) == -1) {
+		refuse(c->id, m->hdr.reqid, "tool.failed", "unknown tool");
+		goto out;
+	}
+	if (tool_validate(idx, args, why, sizeof(why)) == -1) {
+		refuse(c->id, m->hdr.reqid, "tool.failed", why);
+		goto out;
+	}
+	/* Nobody overtakes a waiting call. */
+	if ((long)ncalls < runnerd_conf.runnerd.max_calls &&
+	    TAILQ_EMPTY(&ring)) {
+		call_run(c->id, c->cred.uid, m->hdr.reqid, call);
+		return;
+	}
+	if (wait_for_sandbox(c, m->hdr.reqid, call) == 0)
+		return;
+	snprintf(why, sizeof(why), "too many calls: %ld running "
+	    "(runnerd.max_calls) and %ld waiting (runnerd.queue_max); try "
+	    "again later", runnerd_conf.runnerd.max_calls,
+	    runnerd_conf.runnerd.queue_max);
+	refuse(c->id, m->hdr.reqid, "tool.failed", why);
+out:
 	json_decref(call);
 }
 
@@ -583,8 +764,14 @@ call_done(uint64_t id, json_t *r)
 void
 call_cancel(struct conn *c, uint64_t id)
 {
+	struct waiter *w;
 	struct call *k;
 
+	if ((w = waiter_find(id)) != NULL && w->line->conn == c->id) {
+		waiter_refuse(w, c->id, "cancelled while it waited for a "
+		    "sandbox");
+		return;
+	}
 	if ((k = call_find(id)) == NULL || k->conn != c->id)
 		return;
 	if (k->kind == CALL_SESSION)
@@ -597,8 +784,12 @@ call_cancel(struct conn *c, uint64_t id)
 void
 call_conn_closed(struct conn *c)
 {
+	struct line *l;
 	struct call *k;
 
+	while ((l = line_find(c->id)) != NULL)
+		waiter_refuse(TAILQ_FIRST(&l->waiters), 0, "its client went "
+		    "away while it waited for a sandbox");
 	TAILQ_FOREACH(k, &calls, entry)
 		if (k->conn == c->id) {
 			k->conn = 0;

@@ -28,6 +28,7 @@ struct call {
 	TAILQ_ENTRY(call)	 entry;
 	uint64_t		 id;
 	uint32_t		 conn;		/* 0 once mcpd has gone */
+	uid_t			 uid;		/* mcpd's, SO_PEERCRED */
 	char			*tool;
 	char			*lease;		/* NULL: nothing to revoke */
 	enum call_kind		 kind;

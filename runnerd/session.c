@@ -1,13 +1,14 @@
 /*
  * Code-execution sessions, the engine's half: the table of open
  * sessions and who owns each (the runner.sock connection that opened
- * it: one per mcpd), the caps, reaping after an idle time and a
- * lifetime, and the translation of a session tool's call into the
- * agent's request and of its reply into the MCP result.  The sandbox
- * side is the backend's (sessbox.c for gvisor).  A session has no
- * network and no credential: brokerd is never asked.  One call at a
- * time per session, its client's or an operator's (runnerctl's put and
- * get, which reach any session: control.c).
+ * it: one per mcpd), the caps (per uid of those connections, so that a
+ * user gets no more by running more clients, and in all), reaping after
+ * an idle time and a lifetime, and the translation of a session tool's
+ * call into the agent's request and of its reply into the MCP result.
+ * The sandbox side is the backend's (sessbox.c for gvisor).  A session
+ * has no network and no credential: brokerd is never asked.  One call
+ * at a time per session, its client's or an operator's (runnerctl's put
+ * and get, which reach any session: control.c).
  */
 #include <sys/queue.h>
 #include <sys/random.h>
@@ -44,6 +45,7 @@ struct session {
 	uint64_t		 key;
 	char			 id[SESSION_ID_LEN];
 	uint32_t		 conn;		/* 0 once its client is gone */
+	uid_t			 uid;		/* its client's, for the cap */
 	uint64_t		 origin;	/* the call that opened it */
 	int			 ready;
 	struct call		*call;		/* the one in flight */
@@ -101,14 +103,15 @@ session_by_key(uint64_t key)
 	return NULL;
 }
 
+/* Sessions of uid (all with uid -1), closing ones too: each holds a sandbox. */
 static size_t
-session_count(uint32_t conn)
+session_count(uid_t uid)
 {
 	struct session *s;
 	size_t n = 0;
 
 	TAILQ_FOREACH(s, &sessions, entry)
-		if (conn == 0 || s->conn == conn)
+		if (uid == (uid_t)-1 || s->uid == uid)
 			n++;
 	return n;
 }
@@ -158,6 +161,7 @@ session_new(struct call *k)
 	} while (s->key == 0 || session_by_key(s->key) != NULL);
 	snprintf(s->id, sizeof(s->id), SESSION_PREFIX "%016" PRIx64, s->key);
 	s->conn = k->conn;
+	s->uid = k->uid;
 	s->origin = k->id;
 	s->call = k;
 	s->opened = s->used = ev_now_ms();
@@ -294,15 +298,18 @@ session_call(struct call *k)
 		return;
 	}
 	if (id == NULL) {
-		if ((long)session_count(k->conn) >=
-		    runnerd_conf.runnerd.sessions_per_client)
-			snprintf(why, sizeof(why), "this client has %ld open "
-			    "sessions, the most it may have: close one",
-			    runnerd_conf.runnerd.sessions_per_client);
-		else if ((long)session_count(0) >=
+		if ((long)session_count(k->uid) >=
+		    runnerd_conf.runnerd.sessions_per_user)
+			snprintf(why, sizeof(why), "uid %u has %ld open "
+			    "sessions, the most one user may have "
+			    "(runnerd.sessions_per_user), counting all its "
+			    "clients: close one", (unsigned)k->uid,
+			    runnerd_conf.runnerd.sessions_per_user);
+		else if ((long)session_count((uid_t)-1) >=
 		    runnerd_conf.runnerd.sessions_max)
 			snprintf(why, sizeof(why), "%ld sessions are open, the "
-			    "most there may be: try again later",
+			    "most there may be (runnerd.sessions_max): try "
+			    "again later",
 			    runnerd_conf.runnerd.sessions_max);
 		else {
 			s = session_new(k);

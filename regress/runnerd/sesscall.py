@@ -26,8 +26,18 @@ class ProtocolError(RuntimeError):
 
 
 class Client:
-    def __init__(self, path, owner="test"):
-        self.conn = Conn(path)
+    def __init__(self, path, owner="test", uid=None):
+        """uid: connect as that user (SO_PEERCRED takes the effective
+        uid at connect), through the real path for its permissions."""
+        if uid is None:
+            self.conn = Conn(path)
+        else:
+            path = os.path.realpath(path)
+            os.seteuid(uid)
+            try:
+                self.conn = Conn(path)
+            finally:
+                os.seteuid(0)
         self.owner = owner
 
     def send(self, tool, args):

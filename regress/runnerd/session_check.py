@@ -256,18 +256,21 @@ def check_owner(sock):
 
 
 def check_caps(sock):
+    # a and b: two clients of this uid; n: one of uid 65534.
     a, b = Client(sock, "a"), Client(sock, "b")
+    n = Client(sock, "n", uid=65534)
     s1, _ = opened(a, code="1")
-    opened(a, code="2")
-    r = a.call("run_python", code="3")
-    expect(r.get("isError") and "close one" in text(r),
-           "sessions_per_client 2", r)
-    opened(b, code="4")
-    r = b.call("run_python", code="5")
+    opened(b, code="2")
+    for c in (a, b):
+        r = c.call("run_python", code="3")
+        expect(r.get("isError") and "runnerd.sessions_per_user" in text(r),
+               "sessions_per_user 2, counting both clients", r)
+    opened(n, code="4")
+    r = n.call("run_python", code="5")
     expect(r.get("isError") and "sessions are open" in text(r),
            "sessions_max 3", r)
     ok(a.call("close_session", session_id=s1), "close")
-    opened(a, code="6")
+    opened(b, code="6")
 
 
 def check_reap(sock):

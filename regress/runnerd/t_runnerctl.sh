@@ -15,7 +15,7 @@ rc_case()
 		atf_set timeout 180
 	}
 	$1_body() { rc_run $1; }
-	$1_cleanup() { rc_setup; rd_stop; [ -f rundir ] && rm -rf \"\$(cat rundir)\"; }"
+	$1_cleanup() { rc_setup; rd_stop; }"
 }
 
 rc_setup()
@@ -28,12 +28,8 @@ rc_setup()
 rc_run()
 {
 	rc_setup
-	# The sockets live where uid 65534 can reach them, so that the
-	# refusal it gets is runnerd's and not the file system's.
-	rt=$(mktemp -d /tmp/as-rctl.XXXXXX)
-	echo "$rt" > rundir
-	chmod 755 "$rt"
-	ln -s "$rt" run
+	rd_open_run
+	rt=$(cat rundir)
 	RD_SESSIONS_MAX=4 RD_EXTRA="  operators: { users: [$(id -u)] }
   session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
   warm_pool: 1

@@ -47,7 +47,9 @@ ss_run()
 	ss_setup
 	case $1 in
 	caps)
-		RD_SESSIONS_MAX=3 ss_start "  sessions_per_client: 2" ;;
+		rd_open_run
+		RD_PEERS="$(id -u), 65534" RD_SESSIONS_MAX=3 \
+		    ss_start "  sessions_per_user: 2" ;;
 	reap)
 		ss_start "  session_idle: 2s
   session_lifetime: 5s" ;;
@@ -73,7 +75,7 @@ ss_case files "binary-safe files under /work only; links and .. refused"
 ss_case timeout "call timeout and output cap end the call, not the session"
 ss_case isolation "one session sees no files or processes of another"
 ss_case owner "another client cannot use a session; it ends with its client"
-ss_case caps "sessions per client and in total are capped"
+ss_case caps "sessions per user (all its clients) and in total are capped"
 ss_case reap "idle and over-age sessions are reaped"
 ss_case audit "code, commands and outputs are in the audit log"
 ss_case warm "new sessions claim warm sandboxes from the pool"
