@@ -184,8 +184,10 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	    (!json_is_integer(j) || json_integer_value(j) < 60))
 		return 0;
 	state = json_string_value(json_object_get(req, "state"));
+	/* A module is copied only as a snapshot, into runnerd's state. */
 	if (state == NULL)
 		return json_object_get(req, "state") == NULL &&
+		    json_object_get(req, "workdir") == NULL &&
 		    json_object_get(req, "plan_load") == NULL &&
 		    json_object_get(req, "plan_save") == NULL &&
 		    !json_is_true(json_object_get(req, "keep_state"));
@@ -301,28 +303,6 @@ plan_snapshot(const char *state, const char *plan,
 	return hex_digest_ok(digest) ? 0 : -1;
 }
 
-/* The module straight into work, for a call that keeps no state. */
-static int
-live_seed(const char *workdir, const char *work, char *why, size_t whylen)
-{
-	struct tree_copy t = { SANDBOX_UID, SANDBOX_GID, 0755, 0644, why,
-	    whylen, 0, 0, NULL };
-	int src, dst, r = -1;
-
-	if ((src = tree_open(workdir)) == -1) {
-		snprintf(why, whylen, "%s: %s", workdir, errno == ELOOP ||
-		    errno == EXDEV ? "goes through a symbolic link" :
-		    strerror(errno));
-		return -1;
-	}
-	if ((dst = open_dir(work)) != -1) {
-		r = tree_copy(src, dst, &t, NULL);
-		close(dst);
-	}
-	close(src);
-	return r;
-}
-
 /*
  * Fills work before the sandbox starts: 0, or -1 and why.  A plan
  * snapshots the live directory first and runs from the snapshot; an
@@ -344,8 +324,7 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	/* Which snapshot a plan ran from is ours to say, never the asker's. */
 	json_object_del(req, "snapshot");
 	if (state == NULL)
-		return workdir != NULL ? live_seed(workdir, work, why, whylen) :
-		    0;
+		return 0;
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
 	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
 	    mkdir_owned(state) == -1 ||
