@@ -24,17 +24,7 @@ resource "null_resource" "x" {}
 TF
 	cp tf/demo/main.tf outside/
 	ln -s "$W/outside" tf/link
-	dirs="[demo, k8s-demo, empty, broken, needs-provider, link]"
-	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
-	    -e "s|working_dirs: \[.*\]|working_dirs: $dirs|" \
-	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	# No warm sessions: the bundles left after a call are the call's.
-	AS_RUNNERD_EXTRA="  timeout: 60s
-  warm_pool: 0"
-	AS_BROKERD_EXTRA="  scopes:
-    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
-	as_conf
-	as_start auditd approvald brokerd runnerd
+	as_tf_suite "[demo, k8s-demo, empty, broken, needs-provider, link]"
 }
 
 sandboxes_started()

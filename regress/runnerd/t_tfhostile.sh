@@ -9,17 +9,8 @@ tf_setup()
 {
 	command -v runsc >/dev/null || atf_skip "runsc is not installed"
 	command -v terraform >/dev/null || atf_skip "terraform is not installed"
-	W=$(pwd)
 	mkdir -p tf
-	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
-	    -e "s|working_dirs: \[.*\]|working_dirs: [${1:-m}]|" \
-	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	AS_RUNNERD_EXTRA="  timeout: 60s
-  warm_pool: 0"
-	AS_BROKERD_EXTRA="  scopes:
-    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
-	as_conf
-	as_start auditd approvald brokerd runnerd
+	as_tf_suite "[m]"
 }
 
 tf_call()
@@ -36,7 +27,7 @@ symlink_race_head()
 }
 symlink_race_body()
 {
-	tf_setup m
+	tf_setup
 	mkdir -p tf/m/sub hostonly
 	chmod 700 hostonly
 	echo "HOST-SECRET-$$" > hostonly/secret
@@ -98,7 +89,7 @@ bad_entries_head()
 }
 bad_entries_body()
 {
-	tf_setup "m"
+	tf_setup
 	echo "OUTSIDE-$$" > outside
 	chmod 600 outside
 	mk()
@@ -158,7 +149,7 @@ apply_runs_the_snapshot_head()
 }
 apply_runs_the_snapshot_body()
 {
-	tf_setup m
+	tf_setup
 	mkdir -p tf/m
 	echo approved > tf/m/note.txt
 	cat > tf/m/main.tf <<'TF'
@@ -208,7 +199,7 @@ failed_apply_keeps_state_head()
 }
 failed_apply_keeps_state_body()
 {
-	tf_setup m
+	tf_setup
 	mkdir -p tf/m
 	cat > tf/m/main.tf <<'TF'
 resource "terraform_data" "first" {
