@@ -31,7 +31,7 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", NULL
+	"run/secrets", "run/providers", NULL
 };
 
 void
