@@ -58,6 +58,26 @@ text_actions(const json_t *actions)
 		    json_string_value(a) : "?");
 }
 
+/*
+ * Text the agent wrote, on one line: a newline or an escape sequence in
+ * a command must not draw lines of its own on the operator's terminal.
+ */
+static void
+print_escaped(const char *s)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)(s != NULL ? s : "?"); *p; p++)
+		if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\\')
+			fputs("\\\\", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+}
+
 /* Each resource with its actions; "!!" marks what would be destroyed. */
 static void
 text_summary(const json_t *s)
@@ -65,7 +85,7 @@ text_summary(const json_t *s)
 	static const char *const counts[] = {
 		"create", "update", "delete", "replace", NULL
 	};
-	const json_t *r, *sig, *cs, *f;
+	const json_t *r, *sig, *cs, *f, *c;
 	size_t i, j;
 	int n = 0;
 
@@ -96,6 +116,13 @@ text_summary(const json_t *s)
 		json_array_foreach(json_object_get(r, "forced_by"), j, f)
 			printf("%s%s", j ? ", " : "  forced by ",
 			    json_string_value(f) ? json_string_value(f) : "?");
+		printf("\n");
+	}
+	/* Code that runs at apply time, as the plan's configuration has it. */
+	json_array_foreach(json_object_get(s, "code"), i, c) {
+		printf("runs code:    %s in %s: ", ctl_str(c, "type"),
+		    ctl_str(c, "address"));
+		print_escaped(json_string_value(json_object_get(c, "command")));
 		printf("\n");
 	}
 	json_array_foreach(json_object_get(s, "destructive_reasons"), i, sig)

@@ -36,6 +36,8 @@ struct policy {
 	char			 terraform_root[PATH_MAX];
 	int			 delete_actions;	/* delete/replace destroys */
 	struct strlist		 patterns;		/* text signals */
+	struct strlist		 providers;	/* HOSTNAME/NAMESPACE/TYPE */
+	char			 provisioners[8];	/* deny | approve */
 	struct policy_tool	*tools;
 	size_t			 ntools;
 };
@@ -47,6 +49,7 @@ const struct policy_tool *policy_tool(const struct policy *, const char *);
 const char	*tier_name(enum tier);
 const char	*check_dns_label(const char *);
 const char	*check_relpath(const char *);
+int		 provisioners_approved(const struct policy *);
 
 /* decide.c: what the policy says about one call. */
 enum verdict { VERDICT_DENY, VERDICT_ALLOW, VERDICT_APPROVAL };

@@ -188,8 +188,15 @@ decision_json(const struct policy *p, const char *tool,
 	    &t->egress : &none),
 	    "destructive_patterns", strlist_json(&p->patterns),
 	    "destructive_actions", p->delete_actions);
+	/*
+	 * A terraform call also learns which providers it may install and
+	 * whether code that runs at apply time may be approved at all.
+	 */
 	if (j != NULL && d->path[0] != '\0')
-		json_object_set_new(j, "working_dir_path", json_string(d->path));
+		json_object_update_new(j, json_pack("{s:s, s:o, s:s}",
+		    "working_dir_path", d->path, "terraform_providers",
+		    strlist_json(&p->providers), "terraform_provisioners",
+		    p->provisioners));
 	return j;
 }
 
@@ -240,7 +247,8 @@ actions_destroy(const json_t *actions)
 /*
  * The plan summary as an operator sees it: each resource marked
  * destructive by the policy's own reading of its actions (runnerd's mark
- * can add, never remove), and the text signals found in the plan.
+ * can add, never remove), the text signals found in the plan, and code
+ * that runs at apply time, which only a person may let run.
  */
 json_t *
 mark_destructive(const struct policy *p, const json_t *summary,
@@ -248,13 +256,14 @@ mark_destructive(const struct policy *p, const json_t *summary,
 {
 	json_t *s, *res, *r, *found;
 	size_t i;
-	int any = 0, mark;
+	int any, mark;
 
 	s = json_is_object(summary) ? json_deep_copy(summary) : json_object();
 	if (s == NULL || (found = json_array()) == NULL) {
 		json_decref(s);
 		return NULL;
 	}
+	any = json_array_size(json_object_get(s, "code")) > 0;
 	res = json_object_get(s, "resources");
 	json_array_foreach(res, i, r) {
 		if (!json_is_object(r))

@@ -15,6 +15,10 @@
 #define POLICY_MAXLIST	256
 
 static const char *const tier_names[] = { "deny", "low", "high", NULL };
+static const char *const provisioner_choices[] = { "deny", "approve", NULL };
+
+/* Terraform's default provider registry, for a NAMESPACE/TYPE source. */
+#define DEFAULT_REGISTRY	"registry.terraform.io"
 
 const char *
 tier_name(enum tier t)
@@ -125,6 +129,66 @@ check_pattern(const char *s)
 	return *s == '\0' ? "is empty" : NULL;
 }
 
+/*
+ * A provider source address, [HOSTNAME/]NAMESPACE/TYPE: two or three
+ * components, each a plain name, so that runnerd can use it as a path
+ * under the provider mirror.
+ */
+static const char *
+check_provider(const char *s)
+{
+	const char *part, *p;
+	size_t len, n = 0;
+
+	for (part = s; part != NULL; part = p ? p + 1 : NULL) {
+		p = strchr(part, '/');
+		len = p ? (size_t)(p - part) : strlen(part);
+		if (len == 0 || len > 64 || part[0] == '.')
+			return "has an empty, long or dot-led component";
+		if (strspn(part, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789.-_") < len)
+			return "has characters other than letters, digits, "
+			    "'.', '-' and '_'";
+		n++;
+	}
+	return n == 2 || n == 3 ? NULL :
+	    "is not [HOSTNAME/]NAMESPACE/TYPE";
+}
+
+/*
+ * Provider addresses as terraform compares them: lower case, with the
+ * default registry when no host is given ("Provider Source Address" in
+ * https://developer.hashicorp.com/terraform/language/providers/requirements).
+ */
+static int
+parse_providers(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct strlist *l = dst;
+	char *full, *c;
+	size_t i;
+
+	if (parse_strlist(n, l, check_provider, e) == -1)
+		return -1;
+	for (i = 0; i < l->n; i++) {
+		if (strchr(strchr(l->v[i], '/') + 1, '/') == NULL) {
+			if (asprintf(&full, DEFAULT_REGISTRY "/%s",
+			    l->v[i]) == -1)
+				return yerror(e, n, "out of memory");
+			free(l->v[i]);
+			l->v[i] = full;
+		}
+		for (c = l->v[i]; *c != '\0'; c++)
+			*c = tolower((unsigned char)*c);
+	}
+	return 0;
+}
+
+int
+provisioners_approved(const struct policy *p)
+{
+	return strcmp(p->provisioners, "approve") == 0;
+}
+
 static int
 parse_namespaces(const struct ynode *n, void *dst, struct yerr *e)
 {
@@ -227,13 +291,23 @@ static const struct yfield destructive_fields[] = {
 	{ NULL }
 };
 
+static const struct yfield terraform_fields[] = {
+	{ "providers", .type = YF_CUSTOM, .off = offsetof(struct policy,
+	    providers), .parse = parse_providers },
+	{ "provisioners", .type = YF_STRING, .off = offsetof(struct policy,
+	    provisioners), .size = sizeof(((struct policy *)0)->provisioners),
+	    .choices = provisioner_choices },
+	{ NULL }
+};
+
 static const struct yfield policy_fields[] = {
 	{ "approval_ttl", .type = YF_SECONDS, .off = offsetof(struct policy,
 	    approval_ttl), .min = 1, .max = 7 * 86400 },
 	{ "terraform_root", .type = YF_STRING, .off = offsetof(struct policy,
 	    terraform_root), .size = PATH_MAX },
-	/* Both switches sit at the top level of the policy struct. */
+	/* Their switches sit at the top level of the policy struct. */
 	{ "destructive", .type = YF_MAP, .off = 0, .sub = destructive_fields },
+	{ "terraform", .type = YF_MAP, .off = 0, .sub = terraform_fields },
 	{ "tools", .type = YF_CUSTOM, .off = 0, .parse = parse_tools },
 	{ NULL }
 };
@@ -274,6 +348,7 @@ policy_load(const char *path, char *err, size_t errlen)
 	}
 	p->approval_ttl = TTL_DEFAULT;
 	p->delete_actions = 1;
+	strlcpy(p->provisioners, "deny", sizeof(p->provisioners));
 	strlcpy(p->file, path, sizeof(p->file));
 	if (ybind(root, policy_fields, p, &e) == -1 ||
 	    policy_check(p, root, &e) == -1) {
@@ -300,6 +375,7 @@ policy_free(struct policy *p)
 	}
 	free(p->tools);
 	strlist_free(&p->patterns);
+	strlist_free(&p->providers);
 	free(p);
 }
 

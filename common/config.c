@@ -148,6 +148,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
 	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
+	{ "terraform_mirror", STR(struct runnerd_conf, terraform_mirror) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
 	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
@@ -422,6 +423,10 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 	r = ybind(root, top_fields, c, &e);
 	if (r == 0 && c->runtime_dir[0] != '/')
 		r = yerror(&e, root, "runtime_dir must be an absolute path");
+	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
+	    c->runnerd.terraform_mirror[0] != '/')
+		r = yerror(&e, root, "runnerd.terraform_mirror must be an "
+		    "absolute path");
 	ynode_free(root);
 	if (r == -1) {
 		strlcpy(err, e.msg, errlen);
@@ -562,6 +567,7 @@ config_print(const struct as_config *c)
 	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.plan_retention);
+	printf("  terraform_mirror: \"%s\"\n", c->runnerd.terraform_mirror);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
 	    "  sessions_per_user: %ld\n  warm_pool: %ld\n",

@@ -48,6 +48,7 @@ struct runnerd_conf {
 	long		queue_max;	/* calls waiting for one of them */
 	long		queue_wait;	/* seconds a call may wait */
 	long		plan_retention;	/* seconds a saved plan is kept */
+	char		terraform_mirror[PATH_MAX];	/* providers; "" = none */
 	char		session_agent[PATH_MAX];	/* session-agent.py */
 	long		session_idle;	/* seconds unused before a session ends */
 	long		session_lifetime;	/* seconds, at most */

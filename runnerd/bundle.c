@@ -31,7 +31,7 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", NULL
+	"run/secrets", "run/providers", NULL
 };
 
 void
@@ -116,6 +116,21 @@ workspace_name_ok(const char *name)
 	    "0123456789._-") == n;
 }
 
+/* A provider as HOSTNAME/NAMESPACE/TYPE, three plain components. */
+static int
+provider_name_ok(const char *name)
+{
+	char buf[3 * 256], *part, *rest;
+	int n = 0;
+
+	if (name == NULL || strlcpy(buf, name, sizeof(buf)) >= sizeof(buf))
+		return 0;
+	for (rest = buf; (part = strsep(&rest, "/")) != NULL; n++)
+		if (!workspace_name_ok(part))
+			return 0;
+	return n == 3;
+}
+
 /* The launcher trusts the engine no further than the shape of a request. */
 int
 request_ok(json_t *req)
@@ -135,6 +150,9 @@ request_ok(json_t *req)
 			return 0;
 	json_array_foreach(json_object_get(req, "egress"), i, v)
 		if (!json_is_string(v))
+			return 0;
+	json_array_foreach(json_object_get(req, "providers"), i, v)
+		if (!provider_name_ok(json_string_value(v)))
 			return 0;
 	json_array_foreach(json_object_get(req, "files_out"), i, v)
 		if (!workspace_name_ok(json_string_value(v)))
@@ -205,6 +223,60 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 		return NULL;
 	}
 	return m;
+}
+
+/* dir/HOST/NAMESPACE/TYPE, a mount point in the plugin directory. */
+static int
+mount_point(const char *dir, const char *name)
+{
+	char path[PATH_MAX], *p;
+
+	if (pathf(path, sizeof(path), "%s/%s", dir, name) == -1)
+		return -1;
+	for (p = path + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * Terraform's plugin directory: an empty directory of the bundle's,
+ * read-only, and over it each allowed provider that the operator's
+ * mirror has (runnerd.terraform_mirror), read-only too.  A provider
+ * that is not allowed is simply not there, so terraform init fails
+ * naming it.
+ */
+static int
+mounts_add_providers(const struct as_config *conf, const char *dir,
+    const json_t *providers, json_t *mounts)
+{
+	const char *mirror = conf->runnerd.terraform_mirror, *name;
+	char top[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
+	struct stat st;
+	json_t *v;
+	size_t i;
+
+	if (pathf(top, sizeof(top), "%s/providers", dir) == -1 ||
+	    mkdir(top, 0755) == -1 || json_array_append_new(mounts,
+	    bind_mount(PROVIDER_MOUNT, top, 1)) == -1)
+		return -1;
+	json_array_foreach(providers, i, v) {
+		if (mirror[0] == '\0')
+			return 0;
+		name = json_string_value(v);
+		if (pathf(src, sizeof(src), "%s/%s", mirror, name) == -1 ||
+		    pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1)
+			return -1;
+		if (stat(src, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount_point(top, name) == -1 || json_array_append_new(
+		    mounts, bind_mount(dst, src, 1)) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /* A clean environment: nothing of runnerd's, a proxy only with egress. */
@@ -361,7 +433,7 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
     const char *rootfs, json_t *req, int credfd)
 {
 	char work[PATH_MAX], cfg[PATH_MAX];
-	json_t *spec, *files, *egress;
+	json_t *spec, *files, *egress, *providers;
 	int r;
 
 	if (mkdir(dir, 0700) == -1 ||
@@ -381,6 +453,12 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	    json_is_true(json_object_get(req, "session")));
 	if (spec == NULL) {
 		errno = EINVAL;
+		return -1;
+	}
+	if ((providers = json_object_get(req, "providers")) != NULL &&
+	    mounts_add_providers(conf, dir, providers, json_object_get(spec,
+	    "mounts")) == -1) {
+		json_decref(spec);
 		return -1;
 	}
 	r = json_dump_file(spec, cfg, JSON_COMPACT);

@@ -22,6 +22,7 @@
 #define CONTAINER_PREFIX	"as-"
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
+#define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
 
 struct sbx;
 

@@ -29,7 +29,16 @@
 /* No CLI configuration, no update check, no prompt: nothing but the module. */
 #define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
 		"TF_CLI_CONFIG_FILE=/dev/null; "
-#define TF_INIT	"terraform init -input=false -no-color >/tmp/init.log 2>&1 || " \
+/*
+ * -plugin-dir makes the mounted mirror the only place providers come
+ * from: not the registry, not the module's terraform.d/plugins, not a
+ * CLI configuration ("Plugin Installation" in
+ * https://developer.hashicorp.com/terraform/cli/commands/init).  A
+ * provider missing there fails init, which names it, before any module
+ * code runs.
+ */
+#define TF_INIT	"terraform init -input=false -no-color " \
+		"-plugin-dir=" PROVIDER_MOUNT " >/tmp/init.log 2>&1 || " \
 		"{ cat /tmp/init.log >&2; exit 3; }; "
 
 static const char plan_script[] = TF_ENV TF_INIT
@@ -143,6 +152,9 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	if (!apply)
 		json_object_set_new(req->workspace, "workdir",
 		    json_string(path));
+	/* The launcher mounts these of the mirror, and nothing else. */
+	json_object_set(req->workspace, "providers", json_object_get(
+	    k->decision, "terraform_providers"));
 	if (apply) {
 		json_object_set_new(req->workspace, "plan_load",
 		    json_string(k->plan_digest));
@@ -193,6 +205,11 @@ summary_text(const char *wd, const json_t *s, const char *digest)
 		fprintf(mem, "%s\n", json_array_size(json_object_get(r,
 		    "forced_by")) ? ")" : "");
 	}
+	json_array_foreach(json_object_get(s, "code"), i, r)
+		fprintf(mem, "  runs at apply time: %s in %s: %s\n",
+		    json_string_value(json_object_get(r, "type")),
+		    json_string_value(json_object_get(r, "address")),
+		    json_string_value(json_object_get(r, "command")));
 	json_array_foreach(json_object_get(s, "destructive_reasons"), i, why)
 		fprintf(mem, "DESTRUCTIVE: %s\n", json_string_value(why));
 	if (digest != NULL)
@@ -238,6 +255,21 @@ failed(const struct call *k, json_t *r, const char *what)
 	return res;
 }
 
+/*
+ * terraform.provisioners: approve lets a person approve code that runs
+ * at apply time; anything else (deny, or an approvald that does not say)
+ * refuses a plan that has any.
+ */
+static int
+code_approvable(const struct call *k)
+{
+	const char *v;
+
+	v = json_string_value(json_object_get(k->decision,
+	    "terraform_provisioners"));
+	return v != NULL && strcmp(v, "approve") == 0;
+}
+
 /* The plan's summary from the sandbox's files, or NULL and why. */
 static json_t *
 plan_summary(const struct call *k, json_t *r, char *why, size_t whylen)
@@ -257,7 +289,36 @@ plan_summary(const struct call *k, json_t *r, char *why, size_t whylen)
 	sig.patterns = json_object_get(k->decision, "destructive_patterns");
 	sig.delete_actions = json_is_true(json_object_get(k->decision,
 	    "destructive_actions"));
+	sig.code = code_approvable(k);
 	return tfplan_summary(pj, strlen(pj), pt, &sig, why, whylen);
+}
+
+/* Why a plan with code the policy does not let run is refused. */
+static json_t *
+code_refused(const struct call *k, json_t *r, const json_t *summary)
+{
+	const json_t *c;
+	char *text = NULL;
+	size_t i, len;
+	json_t *res;
+	FILE *mem;
+
+	if ((mem = open_memstream(&text, &len)) == NULL)
+		return NULL;
+	fprintf(mem, "refused: the plan runs code at apply time and the "
+	    "policy's terraform.provisioners is deny:\n");
+	json_array_foreach(json_object_get(summary, "code"), i, c)
+		fprintf(mem, "  %s in %s: %s\n",
+		    json_string_value(json_object_get(c, "type")),
+		    json_string_value(json_object_get(c, "address")),
+		    json_string_value(json_object_get(c, "command")));
+	if (fclose(mem) != 0) {
+		free(text);
+		return NULL;
+	}
+	res = failed(k, r, text);
+	free(text);
+	return res;
 }
 
 static json_t *
@@ -273,8 +334,8 @@ plan_result(const struct call *k, json_t *r, json_t *summary)
 	if ((head = summary_text(working_dir(k), summary, digest)) == NULL)
 		return NULL;
 	sc = json_pack("{s:s, s:s, s:s?, s:I, s:I, s:I, s:I, s:O, s:O, s:s,"
-	    " s:O, s:s}", "working_dir", working_dir(k), "plan_digest", digest,
-	    "snapshot_digest", json_string_value(json_object_get(r,
+	    " s:O, s:O, s:s}", "working_dir", working_dir(k), "plan_digest",
+	    digest, "snapshot_digest", json_string_value(json_object_get(r,
 	    "snapshot_digest")),
 	    "add", (json_int_t)count(summary, "create"),
 	    "change", (json_int_t)count(summary, "update"),
@@ -284,6 +345,7 @@ plan_result(const struct call *k, json_t *r, json_t *summary)
 	    "destructive_changes", json_object_get(summary,
 	    "destructive_reasons"), "summary", head,
 	    "changes", json_object_get(summary, "resources"),
+	    "code", json_object_get(summary, "code"),
 	    "plan_text", pt != NULL ? pt : "");
 	if (asprintf(&text, "%s\n%s", head, pt != NULL ? pt : "") == -1)
 		text = NULL;
@@ -324,12 +386,13 @@ request_approval(const struct call *k, json_t *r, json_t *summary)
 		return failed(k, r, "approvald gave no approval id");
 	}
 	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s?, s:s,"
-	    " s:s?, s:O, s:s, s:s+}", "status", "pending_approval",
+	    " s:s?, s:O, s:O, s:s, s:s+}", "status", "pending_approval",
 	    "working_dir", working_dir(k), "approval_id", id, "expires_at",
 	    expires, "plan_digest", digest, "snapshot_digest",
 	    json_string_value(json_object_get(r, "snapshot_digest")),
-	    "destructive", json_object_get(summary,
-	    "destructive"), "summary", head, "approve_command",
+	    "destructive", json_object_get(summary, "destructive"), "code",
+	    json_object_get(summary, "code"), "summary", head,
+	    "approve_command",
 	    "approvalctl approve ", id));
 	free(head);
 	free(text);
@@ -378,8 +441,12 @@ tf_result(struct call *k, json_t *r)
 	if (json_is_string(json_object_get(r, "snapshot_digest")))
 		json_object_set(summary, "snapshot_digest",
 		    json_object_get(r, "snapshot_digest"));
-	res = k->kind == CALL_TF_PLAN ? plan_result(k, r, summary) :
-	    request_approval(k, r, summary);
+	if (json_array_size(json_object_get(summary, "code")) > 0 &&
+	    !code_approvable(k))
+		res = code_refused(k, r, summary);
+	else
+		res = k->kind == CALL_TF_PLAN ? plan_result(k, r, summary) :
+		    request_approval(k, r, summary);
 	json_decref(summary);
 	return res;
 }

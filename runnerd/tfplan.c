@@ -286,6 +286,227 @@ resource_summary(const json_t *rc, size_t idx,
 	return r;
 }
 
+/*
+ * What each construct runs, by its expressions' names; the first is
+ * what it runs, the others what it runs with.  A provisioner type not
+ * listed shows all its expressions.
+ */
+static const struct {
+	const char	*type;
+	const char	*keys[5];
+} code_keys[] = {
+	{ "local-exec", { "command", "interpreter", "working_dir",
+	    "environment", NULL } },
+	{ "remote-exec", { "inline", "script", "scripts", NULL } },
+	{ "file", { "source", "content", "destination", NULL } },
+	{ "external", { "program", "working_dir", NULL } },
+};
+
+#define CODE_MAXDEPTH	32	/* module calls within module calls */
+
+/*
+ * An expression as a person reads it: a string constant as is, another
+ * constant as JSON, else what terraform computes it from at apply time.
+ * The representation is {"constant_value": v} or {"references": [...]}
+ * ("Expression Representation" in
+ * https://developer.hashicorp.com/terraform/internals/json-format).
+ */
+static void
+put_expression(FILE *f, const json_t *e)
+{
+	const json_t *cv, *ref;
+	char *dump;
+	size_t i;
+
+	if ((cv = json_object_get(e, "constant_value")) != NULL) {
+		if (json_is_string(cv))
+			fputs(json_string_value(cv), f);
+		else if ((dump = json_dumps(cv, JSON_COMPACT |
+		    JSON_ENCODE_ANY)) != NULL) {
+			fputs(dump, f);
+			free(dump);
+		}
+		return;
+	}
+	fputs("(computed", f);
+	json_array_foreach(json_object_get(e, "references"), i, ref)
+		fprintf(f, "%s%s", i == 0 ? " from: " : ", ",
+		    json_is_string(ref) ? json_string_value(ref) : "?");
+	fputc(')', f);
+}
+
+/* One expression of a construct's, named unless it is the main one. */
+static void
+put_code_key(FILE *f, const json_t *exprs, const char *key, int main,
+    int *n)
+{
+	const json_t *e;
+
+	if ((e = json_object_get(exprs, key)) == NULL)
+		return;
+	fprintf(f, "%s", (*n)++ ? "; " : "");
+	if (!main)
+		fprintf(f, "%s = ", key);
+	put_expression(f, e);
+}
+
+/* What a provisioner or an external data source runs, as text. */
+static char *
+code_text(const char *type, const json_t *exprs)
+{
+	const char *key;
+	const json_t *e;
+	char *buf = NULL;
+	size_t i, j, len;
+	FILE *f;
+	int n = 0;
+
+	if ((f = open_memstream(&buf, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(code_keys) / sizeof(code_keys[0]); i++)
+		if (strcmp(type, code_keys[i].type) == 0)
+			break;
+	if (i < sizeof(code_keys) / sizeof(code_keys[0]))
+		for (j = 0; (key = code_keys[i].keys[j]) != NULL; j++)
+			put_code_key(f, exprs, key, j == 0, &n);
+	else
+		json_object_foreach((json_t *)exprs, key, e)
+			put_code_key(f, exprs, key, 0, &n);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int
+code_add(json_t *code, const char *prefix, const char *address,
+    const char *type, const json_t *exprs, char *err, size_t errlen)
+{
+	char *text;
+	int r;
+
+	if (exprs != NULL && !json_is_object(exprs)) {
+		seterr(err, errlen, "plan JSON: configuration: %s%s: %s "
+		    "expressions are not an object", prefix, address, type);
+		return -1;
+	}
+	if ((text = code_text(type, exprs)) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	r = json_array_append_new(code, json_pack("{s:s++, s:s, s:s}",
+	    "address", prefix, address, "", "type", type, "command", text));
+	free(text);
+	if (r == -1)
+		seterr(err, errlen, "out of memory");
+	return r;
+}
+
+/* The code of one resource: its provisioners, or an external program. */
+static int
+resource_code(const json_t *r, const char *prefix, json_t *code,
+    char *err, size_t errlen)
+{
+	const char *address, *mode, *type, *ptype;
+	const json_t *provs, *pv;
+	size_t i;
+
+	address = json_string_value(json_object_get(r, "address"));
+	mode = json_string_value(json_object_get(r, "mode"));
+	type = json_string_value(json_object_get(r, "type"));
+	provs = json_object_get(r, "provisioners");
+	if (address == NULL || mode == NULL || type == NULL ||
+	    (provs != NULL && !json_is_array(provs))) {
+		seterr(err, errlen, "plan JSON: configuration: %s: a resource "
+		    "is not the shape terraform writes", prefix);
+		return -1;
+	}
+	json_array_foreach(provs, i, pv) {
+		if ((ptype = json_string_value(json_object_get(pv, "type"))) ==
+		    NULL) {
+			seterr(err, errlen, "plan JSON: configuration: %s%s: "
+			    "provisioner %zu has no type", prefix, address, i);
+			return -1;
+		}
+		if (code_add(code, prefix, address, ptype, json_object_get(pv,
+		    "expressions"), err, errlen) == -1)
+			return -1;
+	}
+	/* hashicorp/external runs its program to read the data source. */
+	if (strcmp(mode, "data") == 0 && strcmp(type, "external") == 0)
+		return code_add(code, prefix, address, type,
+		    json_object_get(r, "expressions"), err, errlen);
+	return 0;
+}
+
+/*
+ * The code a module and its module calls would run, each address
+ * prefixed with the module path ("module.NAME.").  The module
+ * configuration is {"resources": [...], "module_calls": {NAME:
+ * {"module": {...}}}} (json-format, "Configuration Representation").
+ */
+static int
+module_code(const json_t *mod, const char *prefix, int depth, json_t *code,
+    char *err, size_t errlen)
+{
+	const json_t *res, *calls, *r, *call;
+	const char *name;
+	char *sub;
+	size_t i;
+	int rv;
+
+	res = json_object_get(mod, "resources");
+	calls = json_object_get(mod, "module_calls");
+	if (depth > CODE_MAXDEPTH || !json_is_object(mod) ||
+	    (res != NULL && !json_is_array(res)) ||
+	    (calls != NULL && !json_is_object(calls))) {
+		seterr(err, errlen, "plan JSON: configuration: module %s is "
+		    "not the shape terraform writes", *prefix ? prefix : "root");
+		return -1;
+	}
+	json_array_foreach(res, i, r)
+		if (resource_code(r, prefix, code, err, errlen) == -1)
+			return -1;
+	json_object_foreach((json_t *)calls, name, call) {
+		if (asprintf(&sub, "%smodule.%s.", prefix, name) == -1) {
+			seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		rv = module_code(json_object_get(call, "module"), sub,
+		    depth + 1, code, err, errlen);
+		free(sub);
+		if (rv == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Each construct that runs code becomes a reason when the policy lets
+ * a person approve it (sig->code): "runs code at apply time: local-exec
+ * in ADDRESS".
+ */
+static int
+code_signals(const json_t *code, const struct tfplan_signals *sig,
+    json_t *reasons, char *err, size_t errlen)
+{
+	const json_t *c;
+	size_t i;
+
+	if (!sig->code)
+		return 0;
+	json_array_foreach(code, i, c)
+		if (json_array_append_new(reasons, json_sprintf("runs code at "
+		    "apply time: %s in %s", json_string_value(json_object_get(c,
+		    "type")), json_string_value(json_object_get(c,
+		    "address")))) == -1) {
+			seterr(err, errlen, "out of memory");
+			return -1;
+		}
+	return 0;
+}
+
 /* Each policy pattern found in the plan text becomes a reason. */
 static int
 text_signals(const char *text, const json_t *patterns, json_t *reasons,
@@ -327,8 +548,8 @@ tfplan_summary(const char *plan_json, size_t len, const char *plan_text,
 {
 	char perr[160];
 	const char *version;
-	json_t *plan, *changes, *rc, *resources, *reasons, *r, *counts;
-	json_t *summary = NULL;
+	json_t *plan, *changes, *rc, *resources, *reasons, *r, *counts, *code;
+	json_t *summary = NULL, *config;
 	int count[TF_NACTIONS] = { 0 };
 	size_t i;
 
@@ -339,7 +560,9 @@ tfplan_summary(const char *plan_json, size_t len, const char *plan_text,
 	resources = json_array();
 	reasons = json_array();
 	counts = json_object();
-	if (resources == NULL || reasons == NULL || counts == NULL) {
+	code = json_array();
+	if (resources == NULL || reasons == NULL || counts == NULL ||
+	    code == NULL) {
 		seterr(err, errlen, "out of memory");
 		goto done;
 	}
@@ -370,14 +593,20 @@ tfplan_summary(const char *plan_json, size_t len, const char *plan_text,
 			goto done;
 		json_array_append_new(resources, r);
 	}
-	if (text_signals(plan_text, sig->patterns, reasons, err, errlen) == -1)
+	/* A plan with no configuration has none of the agent's code. */
+	if ((config = json_object_get(plan, "configuration")) != NULL &&
+	    module_code(json_object_get(config, "root_module"), "", 0, code,
+	    err, errlen) == -1)
+		goto done;
+	if (code_signals(code, sig, reasons, err, errlen) == -1 ||
+	    text_signals(plan_text, sig->patterns, reasons, err, errlen) == -1)
 		goto done;
 
 	for (i = 0; i < TF_NACTIONS; i++)
 		json_object_set_new(counts, action_names[i],
 		    json_integer(count[i]));
-	summary = json_pack("{s:O, s:O, s:b, s:O}", "counts", counts,
-	    "resources", resources,
+	summary = json_pack("{s:O, s:O, s:O, s:b, s:O}", "counts", counts,
+	    "resources", resources, "code", code,
 	    "destructive", json_array_size(reasons) > 0,
 	    "destructive_reasons", reasons);
 	if (summary == NULL)
@@ -386,6 +615,7 @@ done:
 	json_decref(counts);
 	json_decref(resources);
 	json_decref(reasons);
+	json_decref(code);
 	json_decref(plan);
 	return summary;
 }

@@ -328,6 +328,72 @@ ATF_TC_BODY(policy_errors, tc)
 	bad_policy("tools: [a]\n", "tools: expected a mapping");
 	bad_policy("tools:\n  terraform_apply:\n    tier: low\n",
 	    "bad.yaml:3: terraform_apply: tier low would leave nobody");
+	bad_policy("terraform:\n  provisioners: allow\n",
+	    "bad.yaml:2: provisioners");
+	bad_policy("terraform:\n  providers: [null]\n",
+	    "bad.yaml:2: providers: \"null\" is not [HOSTNAME/]NAMESPACE/TYPE");
+	bad_policy("terraform:\n  providers: [a/b/c/d]\n",
+	    "bad.yaml:2: providers: \"a/b/c/d\" is not");
+	bad_policy("terraform:\n  providers: [../x/y]\n",
+	    "bad.yaml:2: providers: \"../x/y\" has an empty, long or dot-led");
+	bad_policy("terraform:\n  providers: [\"a/b c\"]\n",
+	    "bad.yaml:2: providers: \"a/b c\" has characters");
+	bad_policy("terraform:\n  plugins: []\n",
+	    "bad.yaml:2: unknown key \"plugins\"");
+}
+
+ATF_TC(terraform_section);
+ATF_TC_HEAD(terraform_section, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "providers are normalised and carried "
+	    "by a terraform decision; code at apply time is denied by "
+	    "default and destructive when approvable");
+}
+ATF_TC_BODY(terraform_section, tc)
+{
+	struct policy *p = fixture(tc);
+	struct decision d;
+	json_t *args, *j, *sum, *m;
+	char err[1024], *s;
+
+	ATF_CHECK_STREQ(p->provisioners, "deny");
+	ATF_CHECK(!provisioners_approved(p));
+	args = json_pack("{s:s}", "working_dir", "demo");
+	ATF_REQUIRE_EQ(decide(p, "terraform_plan", args, &d), 0);
+	j = decision_json(p, "terraform_plan", &d);
+	s = cjson_dump(j);
+	ATF_CHECK(strstr(s, "\"terraform_providers\":[]") != NULL);
+	ATF_CHECK(strstr(s, "\"terraform_provisioners\":\"deny\"") != NULL);
+	free(s);
+	json_decref(j);
+	json_decref(args);
+	/* Not a terraform call: nothing about terraform. */
+	args = json_pack("{s:s}", "code", "print(1)");
+	ATF_REQUIRE_EQ(decide(p, "run_python", args, &d), 0);
+	j = decision_json(p, "run_python", &d);
+	ATF_CHECK(json_object_get(j, "terraform_providers") == NULL);
+	json_decref(j);
+	json_decref(args);
+	policy_free(p);
+
+	write_file("tf.yaml", "terraform:\n  providers: [HashiCorp/Kubernetes,"
+	    " example.com/acme/thing]\n  provisioners: approve\n");
+	ATF_REQUIRE_MSG((p = policy_load("tf.yaml", err, sizeof(err))) !=
+	    NULL, "%s", err);
+	ATF_REQUIRE_EQ(p->providers.n, 2);
+	ATF_CHECK_STREQ(p->providers.v[0],
+	    "registry.terraform.io/hashicorp/kubernetes");
+	ATF_CHECK_STREQ(p->providers.v[1], "example.com/acme/thing");
+	ATF_CHECK(provisioners_approved(p));
+	sum = json_loads("{\"resources\":[],\"code\":[{\"address\":"
+	    "\"terraform_data.x\",\"type\":\"local-exec\",\"command\":"
+	    "\"echo hi\"}]}", 0, NULL);
+	m = mark_destructive(p, sum, "");
+	ATF_CHECK(json_is_true(json_object_get(m, "destructive")));
+	ATF_CHECK_EQ(json_array_size(json_object_get(m, "code")), 1);
+	json_decref(m);
+	json_decref(sum);
+	policy_free(p);
 }
 
 ATF_TC(policy_defaults);
@@ -369,6 +435,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, params_binding);
 	ATF_TP_ADD_TC(tp, destructive_marks);
 	ATF_TP_ADD_TC(tp, policy_errors);
+	ATF_TP_ADD_TC(tp, terraform_section);
 	ATF_TP_ADD_TC(tp, policy_defaults);
 	return atf_no_error();
 }

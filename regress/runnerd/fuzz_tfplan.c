@@ -33,6 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	sig.patterns = patterns;
 	sig.delete_actions = 1;
+	sig.code = 1;
 	s = tfplan_summary(text, size, text, &sig, err, sizeof(err));
 	/* Either a summary or a reason, never neither. */
 	if (s == NULL && err[0] == '\0')

@@ -14,7 +14,7 @@
 #define WEB	"terraform_data.web"
 #define CANARY	"terraform_data.canary"
 
-static const struct tfplan_signals actions_only = { NULL, 1 };
+static const struct tfplan_signals actions_only = { NULL, 1, 0 };
 
 /* fixtures/NAME, NUL-terminated, with its length in *len. */
 static char *
@@ -187,7 +187,8 @@ ATF_TC_BODY(first_create, tc)
 	ATF_CHECK(!destructive(s));
 	ATF_CHECK_EQ(json_array_size(json_object_get(s,
 	    "destructive_reasons")), 0);
-	ATF_CHECK_EQ(json_object_size(s), 4);
+	ATF_CHECK_EQ(json_array_size(json_object_get(s, "code")), 0);
+	ATF_CHECK_EQ(json_object_size(s), 5);
 	ATF_CHECK_EQ(json_object_size(r), 6);
 	json_decref(s);
 }
@@ -207,7 +208,7 @@ ATF_TC_BODY(no_changes, tc)
 ATF_TC_WITHOUT_HEAD(update_in_place);
 ATF_TC_BODY(update_in_place, tc)
 {
-	struct tfplan_signals sig = { NULL, 1 };
+	struct tfplan_signals sig = { NULL, 1, 0 };
 	json_t *s;
 
 	sig.patterns = patterns("must be replaced", "will be destroyed");
@@ -297,7 +298,7 @@ ATF_TC_BODY(forget_is_not_destructive, tc)
 ATF_TC_WITHOUT_HEAD(text_signals);
 ATF_TC_BODY(text_signals, tc)
 {
-	struct tfplan_signals sig = { NULL, 0 };
+	struct tfplan_signals sig = { NULL, 0, 0 };
 	json_t *s;
 
 	/* Neither switch: the replacement goes unflagged. */
@@ -328,7 +329,7 @@ ATF_TC_BODY(text_signals, tc)
 ATF_TC_WITHOUT_HEAD(no_plan_text);
 ATF_TC_BODY(no_plan_text, tc)
 {
-	struct tfplan_signals sig = { NULL, 0 };
+	struct tfplan_signals sig = { NULL, 0, 0 };
 	char err[256], *js;
 	size_t len;
 	json_t *s;
@@ -447,7 +448,7 @@ ATF_TC_WITHOUT_HEAD(bad_signals);
 ATF_TC_BODY(bad_signals, tc)
 {
 	const char *js = "{\"format_version\":\"1.2\"}";
-	struct tfplan_signals sig = { NULL, 1 };
+	struct tfplan_signals sig = { NULL, 1, 0 };
 	char err[256];
 	json_t *s, *p;
 
@@ -472,6 +473,102 @@ ATF_TC_BODY(bad_signals, tc)
 	json_decref(p);
 }
 
+/* The code entry for address and type, checked for its command. */
+static void
+check_code(const json_t *s, const char *address, const char *type,
+    const char *command)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(s, "code"), i, c)
+		if (strcmp(field(c, "address"), address) == 0 &&
+		    strcmp(field(c, "type"), type) == 0 &&
+		    strcmp(field(c, "command"), command) == 0) {
+			ATF_CHECK_EQ(json_object_size(c), 3);
+			return;
+		}
+	atf_tc_fail("no %s in %s running \"%s\"", type, address, command);
+}
+
+ATF_TC_WITHOUT_HEAD(provisioners);
+ATF_TC_BODY(provisioners, tc)
+{
+	struct tfplan_signals sig = { NULL, 1, 0 };
+	json_t *s;
+
+	s = summarize(tc, "plan-code", &sig);
+	check_counts(s, 2, 0, 0, 0, 0, 0, 0);
+	ATF_CHECK_EQ(json_array_size(json_object_get(s, "code")), 5);
+	check_code(s, "terraform_data.x", "local-exec", "echo hi");
+	check_code(s, "terraform_data.x", "local-exec",
+	    "(computed from: local.greeting, self.id, self)");
+	check_code(s, "module.inner.terraform_data.y", "local-exec",
+	    "echo nested; interpreter = [\"/bin/bash\",\"-c\"]");
+	check_code(s, "module.inner.terraform_data.y", "remote-exec",
+	    "[\"echo a\",\"echo b\"]");
+	check_code(s, "module.inner.terraform_data.y", "file",
+	    "a.txt; destination = /tmp/a.txt");
+	/* Shown, but destructive only where the policy lets it be approved. */
+	ATF_CHECK(!destructive(s));
+	json_decref(s);
+
+	sig.code = 1;
+	s = summarize(tc, "plan-code", &sig);
+	ATF_CHECK(destructive(s));
+	ATF_CHECK(has_reason(s, "runs code at apply time: local-exec in "
+	    "terraform_data.x"));
+	ATF_CHECK(has_reason(s, "runs code at apply time: remote-exec in "
+	    "module.inner.terraform_data.y"));
+	ATF_CHECK_EQ(json_array_size(json_object_get(s,
+	    "destructive_reasons")), 5);
+	json_decref(s);
+}
+
+ATF_TC_WITHOUT_HEAD(external_data_source);
+ATF_TC_BODY(external_data_source, tc)
+{
+	char err[256], *js;
+	size_t len;
+	json_t *s;
+
+	js = fixture(tc, "hand-external.json", &len);
+	s = tfplan_summary(js, len, NULL, &actions_only, err, sizeof(err));
+	ATF_REQUIRE_MSG(s != NULL, "%s", err);
+	check_counts(s, 0, 0, 0, 0, 1, 0, 0);
+	ATF_CHECK_EQ(json_array_size(json_object_get(s, "code")), 2);
+	check_code(s, "module.probe.data.external.who", "external",
+	    "[\"sh\",\"-c\",\"id\"]");
+	check_code(s, "module.probe.data.external.computed", "external",
+	    "(computed from: var.prog)");
+	json_decref(s);
+	free(js);
+}
+
+/* A configuration that is not terraform's shape is refused, not skipped. */
+ATF_TC_WITHOUT_HEAD(malformed_configuration);
+ATF_TC_BODY(malformed_configuration, tc)
+{
+#define CONFIG(c)	"{\"format_version\":\"1.2\",\"configuration\":" c "}"
+#define RES	"{\"address\":\"a.b\",\"mode\":\"managed\",\"type\":\"a\""
+	REFUSED(CONFIG("{\"root_module\":[]}"), "module root is not");
+	REFUSED(CONFIG("{\"root_module\":{\"resources\":{}}}"),
+	    "module root is not");
+	REFUSED(CONFIG("{\"root_module\":{\"module_calls\":{\"m\":{}}}}"),
+	    "module module.m. is not");
+	REFUSED(CONFIG("{\"root_module\":{\"resources\":[{}]}}"),
+	    "a resource is not");
+	REFUSED(CONFIG("{\"root_module\":{\"resources\":[" RES
+	    ",\"provisioners\":{}}]}}"), "a resource is not");
+	REFUSED(CONFIG("{\"root_module\":{\"resources\":[" RES
+	    ",\"provisioners\":[{}]}]}}"), "a.b: provisioner 0 has no type");
+	REFUSED(CONFIG("{\"root_module\":{\"resources\":[" RES
+	    ",\"provisioners\":[{\"type\":\"local-exec\","
+	    "\"expressions\":[]}]}]}}"), "expressions are not an object");
+#undef RES
+#undef CONFIG
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, first_create);
@@ -487,5 +584,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, malformed_fixtures);
 	ATF_TP_ADD_TC(tp, malformed_inline);
 	ATF_TP_ADD_TC(tp, bad_signals);
+	ATF_TP_ADD_TC(tp, provisioners);
+	ATF_TP_ADD_TC(tp, external_data_source);
+	ATF_TP_ADD_TC(tp, malformed_configuration);
 	return 0;
 }

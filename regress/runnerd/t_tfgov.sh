@@ -1,0 +1,224 @@
+#! /usr/bin/env atf-sh
+# What agent-written Terraform may install and run: providers only from
+# the operator's mirror and the policy's allowlist, and code that runs at
+# apply time shown and governed by terraform.provisioners.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+# A provider of the mirror's layout that is no provider at all: enough
+# for terraform init to find and install it, never for it to run.
+fake_provider()
+{
+	d=$1/$2/3.2.2/linux_amd64
+	mkdir -p "$d"
+	printf '#!/bin/sh\nexit 1\n' > "$d/terraform-provider-${2##*/}_v3.2.2"
+	chmod 755 "$d/terraform-provider-${2##*/}_v3.2.2"
+}
+
+# needs NAME PROVIDER: a module that requires PROVIDER (NAMESPACE/TYPE).
+needs()
+{
+	mkdir -p "tf/$1"
+	cat > "tf/$1/main.tf" <<TF
+terraform {
+  required_providers {
+    p = { source = "$2", version = "3.2.2" }
+  }
+}
+TF
+}
+
+# The suite with a mirror holding hashicorp/null and hashicorp/random,
+# of which the policy allows random and hashicorp/time (not mirrored);
+# provisioners as $1 says.
+gov_setup()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	W=$(pwd)
+	fake_provider mirror registry.terraform.io/hashicorp/null
+	fake_provider mirror registry.terraform.io/hashicorp/random
+	mkdir -p tf/exec
+	cp -R "$(as_src)/terraform/demo" tf/
+	needs null hashicorp/null
+	needs random hashicorp/random
+	# Terraform's implied local mirrors: terraform.d/plugins in the
+	# module, and under HOME (the module's copy in the sandbox)
+	# .terraform.d/plugins and .local/share/terraform/plugins.
+	needs own-plugins hashicorp/time
+	for d in .terraform.d/plugins .local/share/terraform/plugins; do
+		fake_provider "tf/own-plugins/$d" registry.terraform.io/hashicorp/time
+	done
+	needs own-terraform-d hashicorp/time
+	fake_provider tf/own-terraform-d/terraform.d/plugins \
+	    registry.terraform.io/hashicorp/time
+	cat > tf/exec/main.tf <<'TF'
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "echo hi"
+  }
+}
+TF
+	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
+	    -e "s|working_dirs: \[.*\]|working_dirs: [demo, null, random, own-plugins, own-terraform-d, exec]|" \
+	    -e "s|providers: \[.*\]|providers: [hashicorp/random, registry.terraform.io/HashiCorp/time]|" \
+	    -e "s|provisioners: deny|provisioners: $1|" \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	AS_RUNNERD_EXTRA="  timeout: 60s
+  warm_pool: 0
+  terraform_mirror: $W/mirror"
+	AS_BROKERD_EXTRA="  scopes:
+    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+}
+
+plans_saved()
+{
+	find var/runner/terraform -name '*.tfplan' 2>/dev/null | wc -l
+}
+
+is_error()
+{
+	python3 -c 'import json, sys; print(str(json.load(open(sys.argv[1]))["isError"]).lower())' "$1"
+}
+
+atf_test_case provider_allowlist cleanup
+provider_allowlist_head()
+{
+	atf_set "descr" "a provider the mirror has but the policy does not allow fails init, named; an allowed one is installed from the mirror"
+	atf_set "require.user" "root"
+	atf_set "timeout" "180"
+}
+provider_allowlist_body()
+{
+	gov_setup deny
+	as_call terraform_plan '{"working_dir":"null"}' > r.json
+	as_field text < r.json > r.txt
+	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	grep -q "provider registry.terraform.io/hashicorp/null was not found" \
+	    r.txt || atf_fail "provider not named: $(cat r.txt)"
+	grep -q "Terraform has been successfully initialized" r.txt &&
+	    atf_fail "init went on"
+	[ "$(plans_saved)" -eq 0 ] || atf_fail "a plan was saved"
+	# Allowed and mirrored: installed, and fails only when plan runs it.
+	as_call terraform_plan '{"working_dir":"random"}' | as_field text > r.txt
+	grep -q "providers/registry.terraform.io/hashicorp/random/3.2.2/" \
+	    r.txt || atf_fail "random not installed from the mirror: $(cat r.txt)"
+	as_stop
+}
+provider_allowlist_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case module_plugins_ignored cleanup
+module_plugins_ignored_head()
+{
+	atf_set "descr" "a provider in the module's own plugin directories is not installed, even when allowed"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+module_plugins_ignored_body()
+{
+	gov_setup deny
+	as_call terraform_plan '{"working_dir":"own-plugins"}' > r.json
+	as_field text < r.json > r.txt
+	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	grep -q "provider registry.terraform.io/hashicorp/time was not found" \
+	    r.txt || atf_fail "provider not named: $(cat r.txt)"
+	# terraform.d is refused by name before the sandbox, or else unused.
+	as_call terraform_plan '{"working_dir":"own-terraform-d"}' > r.json
+	as_field text < r.json > r.txt
+	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	grep -Eq "terraform\.d|hashicorp/time was not found" r.txt ||
+	    atf_fail "neither named: $(cat r.txt)"
+	[ "$(plans_saved)" -eq 0 ] || atf_fail "a plan was saved"
+	as_stop
+}
+module_plugins_ignored_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case demo_plans cleanup
+demo_plans_head()
+{
+	atf_set "descr" "the builtin terraform_data demo still plans with the plugin directory in place"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+demo_plans_body()
+{
+	gov_setup deny
+	as_call terraform_plan '{"working_dir":"demo"}' > r.json
+	[ "$(is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
+	[ "$(as_field code < r.json)" = "[]" ] || atf_fail "code in the demo"
+	as_stop
+}
+demo_plans_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case provisioners_denied cleanup
+provisioners_denied_head()
+{
+	atf_set "descr" "under provisioners: deny a plan with a local-exec is refused, named, and no approval is created"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+provisioners_denied_body()
+{
+	gov_setup deny
+	as_call terraform_plan '{"working_dir":"exec"}' > r.json
+	as_field text < r.json > r.txt
+	[ "$(is_error r.json)" = true ] || atf_fail "not refused: $(cat r.txt)"
+	grep -q "terraform.provisioners is deny" r.txt || atf_fail "$(cat r.txt)"
+	grep -q "local-exec in terraform_data.x: echo hi" r.txt ||
+	    atf_fail "code not named: $(cat r.txt)"
+	as_call terraform_apply '{"working_dir":"exec"}' > r.json
+	[ "$(is_error r.json)" = true ] || atf_fail "apply not refused"
+	atf_check -o not-match:apr- "$(as_bin approvalctl)" -f conf.yaml list
+	as_stop
+}
+provisioners_denied_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case provisioners_approve cleanup
+provisioners_approve_head()
+{
+	atf_set "descr" "under provisioners: approve the plan is destructive and approvalctl show lists the command"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+provisioners_approve_body()
+{
+	gov_setup approve
+	as_call terraform_plan '{"working_dir":"exec"}' > r.json
+	[ "$(is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
+	[ "$(as_field destructive < r.json)" = true ] || atf_fail "not destructive"
+	as_field text < r.json > r.txt
+	grep -q "DESTRUCTIVE: runs code at apply time: local-exec in terraform_data.x" \
+	    r.txt || atf_fail "no reason: $(cat r.txt)"
+	id=$(as_call terraform_apply '{"working_dir":"exec"}' | as_field approval_id)
+	case $id in apr-*) ;; *) atf_fail "no pending approval: $id" ;; esac
+	atf_check -o match:"runs code:    local-exec in terraform_data.x: echo hi" \
+	    -o match:"DESTRUCTIVE" "$(as_bin approvalctl)" -f conf.yaml show "$id"
+	as_stop
+}
+provisioners_approve_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case provider_allowlist
+	atf_add_test_case module_plugins_ignored
+	atf_add_test_case demo_plans
+	atf_add_test_case provisioners_denied
+	atf_add_test_case provisioners_approve
+}
