@@ -100,7 +100,7 @@ static const int claim_syscalls[] = {
 	SC(rmdir), SC(fchown), SC(chown), SC(fchownat), SC(rename),
 	SC(renameat), SC(renameat2), SC(getdents64), SC(statx), SC(stat),
 	SC(lstat), SC(fsync), SC(access), SC(faccessat), SC(faccessat2),
-	SC(fcntl), SC(openat2), SC(newfstatat), SC(utimensat), SC(link),
+	SC(fcntl), SC(dup), SC(openat2), SC(utimensat), SC(link),
 	SC_END
 };
 

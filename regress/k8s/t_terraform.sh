@@ -164,8 +164,9 @@ plans_pruned_body()
 	as_call terraform_plan '{"working_dir":"demo"}' > r.json
 	digest=$(as_field plan_digest < r.json)
 	ls "$plans" | sort > left.txt
-	printf '%s\n' "$(printf '%064d' 2).tfplan" "$digest.tfplan" |
-	    sort > want.txt
+	# The new plan keeps a note of the module snapshot it ran from.
+	printf '%s\n' "$(printf '%064d' 2).tfplan" "$digest.tfplan" \
+	    "$digest.snapshot" | sort > want.txt
 	atf_check -o file:want.txt cat left.txt
 	as_stop
 }
