@@ -446,12 +446,33 @@ keep_plan_snapshot(const char *plans, const char *plan, const char *snap)
 	return r;
 }
 
+/* A saved plan goes with the note of the snapshot it was made from. */
+static int
+plan_remove(const char *path)
+{
+	char note[PATH_MAX];
+	size_t n = strlen(path) - strlen(".tfplan");
+
+	if (snprintf(note, sizeof(note), "%.*s.snapshot", (int)n, path) <
+	    (int)sizeof(note))
+		(void)unlink(note);
+	return unlink(path);
+}
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
 /*
  * What is older than max_age seconds in dir, but for the entries whose
- * name starts with keep, removed: saved plans with their snapshot notes,
- * or snapshots.  An approval can outlive them only if it lasts longer
- * than runnerd's plan_retention, and then its apply says the plan is
- * not found.
+ * name starts with keep, removed: saved plans (each with its snapshot
+ * note), or snapshots.  An approval can outlive them only if it lasts
+ * longer than runnerd's plan_retention, and then its apply says the
+ * plan is not found.
  */
 static void
 prune(const char *dir, long long max_age, const char *keep)
@@ -461,6 +482,7 @@ prune(const char *dir, long long max_age, const char *keep)
 	struct stat st;
 	time_t cutoff = time(NULL) - max_age;
 	DIR *d;
+	int r;
 
 	if ((d = opendir(dir)) == NULL)
 		return;
@@ -470,8 +492,14 @@ prune(const char *dir, long long max_age, const char *keep)
 		    pathf(path, sizeof(path), "%s/%s", dir, de->d_name) == -1 ||
 		    lstat(path, &st) == -1 || st.st_mtime >= cutoff)
 			continue;
-		if ((S_ISDIR(st.st_mode) ? rm_tree(path) :
-		    S_ISREG(st.st_mode) ? unlink(path) : 0) == -1)
+		if (S_ISDIR(st.st_mode))
+			r = rm_tree(path);
+		else if (S_ISREG(st.st_mode) && has_suffix(de->d_name,
+		    ".tfplan"))
+			r = plan_remove(path);
+		else
+			continue;
+		if (r == -1)
 			log_warn("prune %s", path);
 	}
 	closedir(d);
