@@ -243,40 +243,69 @@ mount_point(const char *dir, const char *name)
 }
 
 /*
+ * Each allowed provider that the operator's mirror has
+ * (runnerd.terraform_mirror): fn(name, its directory in the mirror).  A
+ * provider that is not allowed is simply not there, so terraform init
+ * fails naming it.
+ */
+int
+providers_each(const struct as_config *conf, const json_t *providers,
+    int (*fn)(const char *, const char *, void *), void *arg)
+{
+	const char *mirror = conf->runnerd.terraform_mirror, *name;
+	char src[PATH_MAX];
+	struct stat st;
+	json_t *v;
+	size_t i;
+
+	if (mirror[0] == '\0')
+		return 0;
+	json_array_foreach(providers, i, v) {
+		name = json_string_value(v);
+		if (pathf(src, sizeof(src), "%s/%s", mirror, name) == -1)
+			return -1;
+		if (stat(src, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (fn(name, src, arg) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+struct provider_mounts {
+	const char	*top;
+	json_t		*mounts;
+};
+
+static int
+provider_mount(const char *name, const char *src, void *arg)
+{
+	struct provider_mounts *pm = arg;
+	char dst[PATH_MAX];
+
+	if (pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1 ||
+	    mount_point(pm->top, name) == -1)
+		return -1;
+	return json_array_append_new(pm->mounts, bind_mount(dst, src, 1));
+}
+
+/*
  * Terraform's plugin directory: an empty directory of the bundle's,
- * read-only, and over it each allowed provider that the operator's
- * mirror has (runnerd.terraform_mirror), read-only too.  A provider
- * that is not allowed is simply not there, so terraform init fails
- * naming it.
+ * read-only, and over it each allowed provider of the mirror, read-only
+ * too.
  */
 static int
 mounts_add_providers(const struct as_config *conf, const char *dir,
     const json_t *providers, json_t *mounts)
 {
-	const char *mirror = conf->runnerd.terraform_mirror, *name;
-	char top[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
-	struct stat st;
-	json_t *v;
-	size_t i;
+	char top[PATH_MAX];
+	struct provider_mounts pm = { top, mounts };
 
 	if (pathf(top, sizeof(top), "%s/providers", dir) == -1 ||
 	    mkdir(top, 0755) == -1 || json_array_append_new(mounts,
 	    bind_mount(PROVIDER_MOUNT, top, 1)) == -1)
 		return -1;
-	json_array_foreach(providers, i, v) {
-		if (mirror[0] == '\0')
-			return 0;
-		name = json_string_value(v);
-		if (pathf(src, sizeof(src), "%s/%s", mirror, name) == -1 ||
-		    pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1)
-			return -1;
-		if (stat(src, &st) == -1 || !S_ISDIR(st.st_mode))
-			continue;
-		if (mount_point(top, name) == -1 || json_array_append_new(
-		    mounts, bind_mount(dst, src, 1)) == -1)
-			return -1;
-	}
-	return 0;
+	return providers_each(conf, providers, provider_mount, &pm);
 }
 
 /* A clean environment: nothing of runnerd's, a proxy only with egress. */

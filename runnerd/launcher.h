@@ -23,6 +23,7 @@
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
+#define RENDER_BWRAP		"/usr/bin/bwrap" /* render.c's sandbox */
 
 struct sbx;
 
@@ -59,6 +60,8 @@ int	 credential_read(int, char *, size_t, size_t *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
 int	 rm_tree(const char *);
+int	 providers_each(const struct as_config *, const json_t *,
+	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
 /* workspace.c */
@@ -68,6 +71,14 @@ int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,
 	    char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);
+
+/* render.c: the plan shown where no module code ran */
+void	 render_exec(const struct as_config *, const char *, const json_t *,
+	    int, int) __attribute__((noreturn));
+int	 render_prepare(const struct as_config *, const char *, json_t *,
+	    json_t *, char *, size_t, char *, size_t);
+void	 render_collect(const struct as_config *, const char *, int, json_t *,
+	    const char *);
 
 /* cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
