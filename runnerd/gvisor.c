@@ -49,6 +49,10 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	if (geteuid() != 0)
 		fatalx("gvisor backend: runsc needs root; start runnerd as "
 		    "root (it drops to runnerd.user itself)");
+	if (access(RENDER_BWRAP, X_OK) == -1)
+		fatalx("gvisor backend: no %s: install the Debian package "
+		    "bubblewrap (apt-get install bubblewrap); plans are shown "
+		    "for approval in a sandbox of it", RENDER_BWRAP);
 	mkdirs(conf->runnerd.state_dir);
 	if (pathf(runsc_root, sizeof(runsc_root), "%s/runsc",
 	    conf->runnerd.state_dir) == -1)

@@ -47,6 +47,8 @@ struct sbx {
 	uint64_t		 timer;
 	const char		*killed;	/* the status a kill gives */
 	json_t			*req;
+	json_t			*planned;	/* the plan's result, rendering */
+	char			 rwork[PATH_MAX];
 };
 
 static const struct as_config	*conf;
@@ -164,7 +166,10 @@ sbx_kill(struct sbx *s, const char *why)
 	if (s->timer)
 		ev_timer_cancel(s->timer);
 	s->timer = ev_timer(KILL_GRACE_MS, sbx_grace_over, s);
-	cgroup_kill(s->cid);
+	if (s->planned != NULL)
+		kill(s->runsc, SIGKILL);	/* bwrap: its pid namespace goes */
+	else
+		cgroup_kill(s->cid);
 }
 
 static void
@@ -279,20 +284,97 @@ sbx_free(struct sbx *s)
 	free(s->out.buf);
 	free(s->err.buf);
 	json_decref(s->req);
+	json_decref(s->planned);
 	free(s);
+}
+
+/* Output pipes and a deadline for the sandbox's process, pid. */
+static int
+sbx_watch(struct sbx *s, pid_t pid, int out, int err)
+{
+	s->runsc = pid;
+	s->out.fd = out;
+	s->err.fd = err;
+	s->out.len = s->err.len = 0;
+	s->out.truncated = s->err.truncated = 0;
+	fcntl(out, F_SETFL, O_NONBLOCK);
+	fcntl(err, F_SETFL, O_NONBLOCK);
+	if (ev_add(out, POLLIN, capture_event, s) == -1 ||
+	    ev_add(err, POLLIN, capture_event, s) == -1)
+		fatal("launcher: ev_add");
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	return 0;
+}
+
+/*
+ * After a clean plan: the plan shown where no module code ran
+ * (render.c); r waits in s->planned until that ends.
+ */
+static int
+sbx_render(struct sbx *s, json_t *r)
+{
+	char why[512];
+	int out[2], err[2];
+	pid_t pid;
+
+	if (!json_is_true(json_object_get(s->req, "render")) ||
+	    json_object_get(r, "plan_digest") == NULL ||
+	    json_object_get(r, "error") != NULL)
+		return -1;
+	if (render_prepare(conf, s->dir, r, s->req, s->rwork,
+	    sizeof(s->rwork), why, sizeof(why)) == -1) {
+		json_object_set_new(r, "error", json_string(why));
+		return -1;
+	}
+	if (pipe2(out, O_CLOEXEC) == -1)
+		goto fail;
+	if (pipe2(err, O_CLOEXEC) == -1) {
+		close(out[0]);
+		close(out[1]);
+		goto fail;
+	}
+	if ((pid = fork()) == -1) {
+		close(out[0]);
+		close(out[1]);
+		close(err[0]);
+		close(err[1]);
+		goto fail;
+	}
+	if (pid == 0)
+		render_exec(conf, s->rwork, json_object_get(s->req,
+		    "providers"), out[1], err[1]);
+	close(out[1]);
+	close(err[1]);
+	s->planned = r;
+	return sbx_watch(s, pid, out[0], err[0]);
+fail:
+	json_object_set_new(r, "error", json_sprintf("render: %s",
+	    strerror(errno)));
+	return -1;
 }
 
 static void
 sbx_finish(struct sbx *s)
 {
+	char *err;
 	json_t *r;
 
-	/* runsc has exited: what is left in the pipes is all there is. */
+	/* It has exited: what is left in the pipes is all there is. */
 	if (s->out.fd != -1)
 		capture_read(s, &s->out);
 	if (s->err.fd != -1)
 		capture_read(s, &s->err);
-	r = sbx_result(s);
+	if ((r = s->planned) != NULL) {
+		s->planned = NULL;
+		err = strndup(s->err.buf, s->err.len);
+		render_collect(conf, s->rwork, s->killed == NULL &&
+		    WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0, r,
+		    s->killed != NULL ? s->killed : err);
+		free(err);
+	} else if ((r = sbx_result(s)) != NULL && sbx_render(s, r) == 0)
+		return;
 	if (sbx_cleanup(s) == -1 && r != NULL)
 		json_object_set_new(r, "cleanup_failed", json_true());
 	if (r == NULL)
@@ -358,15 +440,7 @@ sbx_spawn(struct sbx *s, json_t *egress)
 		close(egressfd);
 	close(out[1]);
 	close(err[1]);
-	s->out.fd = out[0];
-	s->err.fd = err[0];
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(err[0], F_SETFL, O_NONBLOCK);
-	if (ev_add(out[0], POLLIN, capture_event, s) == -1 ||
-	    ev_add(err[0], POLLIN, capture_event, s) == -1)
-		fatal("launcher: ev_add");
-	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
-	return 0;
+	return sbx_watch(s, s->runsc, out[0], err[0]);
 fail:
 	if (egressfd != -1)
 		close(egressfd);

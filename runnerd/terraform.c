@@ -41,7 +41,16 @@
 		"-plugin-dir=" PROVIDER_MOUNT " >/tmp/init.log 2>&1 || " \
 		"{ cat /tmp/init.log >&2; exit 3; }; "
 
+/*
+ * The gvisor backend's launcher shows the saved plan itself, where no
+ * module code runs (render.c): this sandbox's output goes back to the
+ * agent only.
+ */
 static const char plan_script[] = TF_ENV TF_INIT
+    "terraform plan -input=false -no-color -out=plan.tfplan || exit 4";
+
+/* The kubernetes backend has no render yet: the Job shows its plan. */
+static const char plan_show_script[] = TF_ENV TF_INIT
     "terraform plan -input=false -no-color -out=plan.tfplan >plan.txt "
     "2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; exit 4; }; "
     "terraform show -json plan.tfplan >plan.json 2>/tmp/show.err || "
@@ -140,11 +149,12 @@ tf_prepare(struct call *k, struct sbx_request *req)
 {
 	const char *path;
 	int apply = k->kind == CALL_TF_APPLY;
+	int render = strcmp(runnerd_conf.runnerd.backend, "gvisor") == 0;
 
 	path = json_string_value(json_object_get(k->decision,
 	    "working_dir_path"));
-	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c",
-	    apply ? apply_script : plan_script);
+	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c", apply ?
+	    apply_script : render ? plan_script : plan_show_script);
 	req->workspace = json_pack("{s:o}", "state", state_dir(path));
 	if (req->argv == NULL || req->workspace == NULL)
 		return -1;
@@ -164,7 +174,12 @@ tf_prepare(struct call *k, struct sbx_request *req)
 		    json_string("plan.tfplan"));
 		json_object_set_new(req->workspace, "plans_kept_for",
 		    json_integer(runnerd_conf.runnerd.plan_retention));
-		req->files_out = json_pack("[s, s]", "plan.json", "plan.txt");
+		if (render)
+			json_object_set_new(req->workspace, "render",
+			    json_true());
+		else
+			req->files_out = json_pack("[s, s]", "plan.json",
+			    "plan.txt");
 	}
 	return 0;
 }

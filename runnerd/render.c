@@ -1,0 +1,179 @@
+/*
+ * What a person approves is rendered where no agent code ran.  The
+ * planning sandbox ran the module's code (its providers, its data
+ * sources), so whatever it wrote could be forged; after it exits, the
+ * saved plan is shown by `terraform show`, from the plan's module
+ * snapshot, in a second sandbox with the mirror's allowed providers, no
+ * credential and no network.  Its plan.json and plan.txt are the only
+ * ones the destructive flag, the approval and approvalctl show are
+ * made from.
+ *
+ * The second sandbox runs only terraform itself on the plan file, not
+ * module code, so it is a namespace sandbox (bubblewrap(1): new mount,
+ * pid, network, ipc and uts namespaces, a read-only host /usr, then
+ * uid 65534 with no capabilities and no_new_privs) rather than a second
+ * gVisor start, which alone would cost more than the plan.  A plan that
+ * needs no provider is shown without `terraform init`.
+ */
+#include <sys/prctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher.h"
+
+#define RENDER_ARGS_MAX	(64 + 4 * 32)
+
+static const char render_script[] =
+    "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
+    "TF_CLI_CONFIG_FILE=/dev/null; "
+    "terraform show -json plan.tfplan >plan.json 2>/tmp/show.err || "
+    "{ terraform init -input=false -no-color -plugin-dir=" PROVIDER_MOUNT
+    " >/tmp/init.log 2>&1 || { cat /tmp/init.log >&2; exit 3; }; "
+    "terraform show -json plan.tfplan >plan.json; } || exit 5; "
+    "terraform show -no-color plan.tfplan >plan.txt || exit 5";
+
+struct argv_buf {
+	const char	*v[RENDER_ARGS_MAX];
+	char		 src[32][PATH_MAX];	/* providers_each reuses its own */
+	char		 dst[32][PATH_MAX];
+	size_t		 n, ndst;
+};
+
+static int
+arg(struct argv_buf *a, const char *s)
+{
+	if (a->n + 1 >= RENDER_ARGS_MAX)
+		return -1;
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+static int
+provider_bind(const char *name, const char *src, void *p)
+{
+	struct argv_buf *a = p;
+	char *s, *d;
+
+	if (a->ndst == sizeof(a->dst) / sizeof(a->dst[0]))
+		return -1;
+	s = a->src[a->ndst];
+	d = a->dst[a->ndst++];
+	if (strlcpy(s, src, PATH_MAX) >= PATH_MAX ||
+	    pathf(d, PATH_MAX, PROVIDER_MOUNT "/%s", name) == -1)
+		return -1;
+	return arg(a, "--ro-bind") == -1 || arg(a, s) == -1 ||
+	    arg(a, d) == -1 ? -1 : 0;
+}
+
+/*
+ * The child.  bwrap runs as root, so that it can bind what uid 65534
+ * could not reach by path (runnerd's state, the operator's mirror);
+ * inside, setpriv drops to 65534 with no capability, no bounding set
+ * and no_new_privs before the shell starts.
+ */
+void
+render_exec(const struct as_config *c, const char *work,
+    const json_t *providers, int out, int err)
+{
+	static const char *const head[] = {
+		"bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+		"--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
+		"--new-session", "--clearenv",
+		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
+		"--setenv", "HOME", "/work", "--setenv", "LANG", "C.UTF-8",
+		"--ro-bind", "/usr", "/usr", "--ro-bind", "/bin", "/bin",
+		"--ro-bind", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
+		"--ro-bind", "/etc/ssl", "/etc/ssl", "--proc", "/proc",
+		"--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+		"--perms", "0555", "--dir", PROVIDER_MOUNT, NULL
+	};
+	static const char *const tail[] = {
+		"--chdir", "/work", "/usr/bin/setpriv", "--reuid=65534",
+		"--regid=65534", "--clear-groups", "--inh-caps=-all",
+		"--bounding-set=-all", "--no-new-privs", "/bin/sh", "-c",
+		render_script, NULL
+	};
+	struct argv_buf a;
+	size_t i;
+	int null;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+	    (null = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(null, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		_exit(126);
+	closefrom(3);
+	memset(&a, 0, sizeof(a));
+	for (i = 0; head[i] != NULL; i++)
+		if (arg(&a, head[i]) == -1)
+			_exit(126);
+	if (providers_each(c, providers, provider_bind, &a) == -1 ||
+	    arg(&a, "--bind") == -1 || arg(&a, work) == -1 ||
+	    arg(&a, "/work") == -1)
+		_exit(126);
+	for (i = 0; tail[i] != NULL; i++)
+		if (arg(&a, tail[i]) == -1)
+			_exit(126);
+	execv(RENDER_BWRAP, (char *const *)a.v);
+	_exit(127);
+}
+
+/*
+ * The render's workspace, dir/render: the plan's module snapshot and
+ * the saved plan, checked against their digests (workspace_seed).
+ */
+int
+render_prepare(const struct as_config *c, const char *dir, json_t *planned,
+    json_t *req, char *work, size_t worklen, char *why, size_t whylen)
+{
+	char rdir[PATH_MAX];
+	json_t *rreq;
+	int r;
+
+	if (pathf(rdir, sizeof(rdir), "%s/render", dir) == -1 ||
+	    pathf(work, worklen, "%s/work", rdir) == -1 ||
+	    mkdir(rdir, 0700) == -1 || mkdir(work, 0700) == -1 ||
+	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1) {
+		snprintf(why, whylen, "render: %s", strerror(errno));
+		return -1;
+	}
+	rreq = json_pack("{s:O, s:O}", "state", json_object_get(req,
+	    "state"), "plan_load", json_object_get(planned, "plan_digest"));
+	if (rreq == NULL) {
+		snprintf(why, whylen, "render: out of memory");
+		return -1;
+	}
+	r = workspace_seed(c, work, rreq, why, whylen);
+	json_decref(rreq);
+	return r;
+}
+
+/*
+ * The rendered files replace whatever the planning sandbox wrote; ok
+ * when the render exited 0, else why says what stopped it.
+ */
+void
+render_collect(const struct as_config *c, const char *work, int ok,
+    json_t *planned, const char *why)
+{
+	json_t *names;
+
+	if (!ok) {
+		json_object_set_new(planned, "error", json_sprintf("the plan "
+		    "could not be rendered outside the planning sandbox: %s",
+		    why != NULL && *why != '\0' ? why : "terraform show "
+		    "failed"));
+		json_object_del(planned, "files");
+		return;
+	}
+	names = json_pack("[s, s]", "plan.json", "plan.txt");
+	json_object_set_new(planned, "files", files_collect(work, names,
+	    c->runnerd.output_max));
+	json_decref(names);
+}
