@@ -237,8 +237,64 @@ failed_apply_keeps_state_cleanup()
 	as_kill_all
 }
 
+atf_test_case forged_plan_files cleanup
+forged_plan_files_head()
+{
+	atf_set "descr" "plan.json and plan.txt forged inside the planning sandbox: the result, the destructive flag and approvalctl show come from the plan rendered outside it"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+forged_plan_files_body()
+{
+	# runnerd's runsc is a wrapper that, once the real runsc is done,
+	# writes what a hostile provider would have written in /work: a
+	# plan that changes nothing.
+	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	{
+		echo '#!/bin/sh'
+		echo "\"$real\" \"\$@\""
+		cat <<'SH'
+rc=$?
+bundle= prev=
+for a in "$@"; do
+	[ "$prev" = --bundle ] && bundle=$a
+	prev=$a
+done
+if [ -n "$bundle" ] && [ -f "$bundle/work/plan.tfplan" ]; then
+	printf '%s' '{"format_version":"1.2","resource_changes":[]}' \
+	    > "$bundle/work/plan.json"
+	echo "FORGED: no changes" > "$bundle/work/plan.txt"
+fi
+exit $rc
+SH
+	} > runsc
+	chmod 755 runsc
+	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
+	tf_setup
+	mkdir -p tf/m
+	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	tf_call terraform_apply > pending
+	grep -q FORGED pending && atf_fail "the forged text reached the result"
+	grep -q '"status":"pending_approval"' pending ||
+	    atf_fail "no pending approval: $(cat pending)"
+	id=$(as_field approval_id < pending)
+	"$(as_bin approvalctl)" -f conf.yaml show "$id" > shown
+	grep -q "FORGED" shown && atf_fail "approvalctl show has the forged text"
+	grep -q "terraform_data.x" shown ||
+	    atf_fail "approvalctl show lacks the real change: $(cat shown)"
+	tf_call terraform_plan > plan
+	[ "$(as_field add < plan)" = 1 ] ||
+	    atf_fail "the plan's counts are not the real ones: $(cat plan)"
+	as_stop
+}
+forged_plan_files_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case forged_plan_files
 	atf_add_test_case symlink_race
 	atf_add_test_case bad_entries
 	atf_add_test_case apply_runs_the_snapshot
