@@ -41,8 +41,6 @@ struct cred_target {
 	char		 ns[NAME_MAX_LEN];	/* "" for engine none */
 };
 
-const struct brokerd_scope *scope_of_tool(const struct scope_table *,
-		    const char *);
 int		 scope_resolve(const struct scope_table *, const json_t *,
 		    struct cred_target *, char *, size_t);
 int		 namespace_valid(const char *);

@@ -1,26 +1,15 @@
 /*
  * Scopes come from brokerd's configuration, never from the request:
- * the tool names the scope, the action's own target argument names the
- * namespace, and anything else the requester says can only narrow that
- * to a refusal.  No scope, no credential.
+ * the tool and the phase of its call name the scope, the action's own
+ * target argument names the namespace, and anything else the requester
+ * says can only narrow that to a refusal.  No scope, no credential.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "brokerd.h"
-
-const struct brokerd_scope *
-scope_of_tool(const struct scope_table *st, const char *tool)
-{
-	size_t i, j;
-
-	for (i = 0; i < st->n; i++)
-		for (j = 0; j < st->v[i].tools.n; j++)
-			if (strcmp(st->v[i].tools.v[j], tool) == 0)
-				return &st->v[i];
-	return NULL;
-}
+#include "tools.h"
 
 /* A Kubernetes namespace name: an RFC 1123 label. */
 int
@@ -59,6 +48,7 @@ scope_resolve(const struct scope_table *st, const json_t *req,
 {
 	const char *tool, *key, *target, *asked;
 	const json_t *args, *v;
+	int phase;
 
 	memset(t, 0, sizeof(*t));
 	json_object_foreach((json_t *)req, key, v)
@@ -73,9 +63,13 @@ scope_resolve(const struct scope_table *st, const json_t *req,
 		snprintf(err, errlen, "expected {\"tool\", \"arguments\"}");
 		return -1;
 	}
-	if ((t->scope = scope_of_tool(st, tool)) == NULL) {
-		snprintf(err, errlen, "tool %.64s has no credential scope",
-		    tool);
+	/* A tool whose calls have no phase is only in scopes of any. */
+	phase = call_phase(tool, args);
+	if ((t->scope = scope_lookup(st, tool, phase ? phase : PHASE_ANY)) ==
+	    NULL) {
+		snprintf(err, errlen, "tool %.64s has no credential scope%s",
+		    tool, phase == PHASE_PLAN ? " for its plan phase" :
+		    phase == PHASE_APPLY ? " for its apply phase" : "");
 		return -1;
 	}
 	strlcpy(t->tool, tool, sizeof(t->tool));

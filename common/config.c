@@ -227,9 +227,33 @@ static const struct yfield vault_fields[] = {
 #define NAMES(s, m)	.type = YF_CUSTOM, .off = offsetof(s, m), \
 			.parse = parse_names
 
+/* Indexed by the PHASE_* mask a scope's phase stands for. */
+static const char *const phase_names[] = {
+	[PHASE_PLAN] = "plan", [PHASE_APPLY] = "apply", [PHASE_ANY] = "any"
+};
+
+/* phase: any | plan | apply */
+static int
+parse_phase(const struct ynode *n, void *dst, struct yerr *e)
+{
+	int *phases = dst, p;
+
+	if (yscalar(n, e, "a phase") == -1)
+		return -1;
+	for (p = PHASE_PLAN; p <= PHASE_ANY; p++)
+		if (strcmp(n->value, phase_names[p]) == 0) {
+			*phases = p;
+			return 0;
+		}
+	return yerror(e, n, "phase: \"%.32s\" is not any, plan or apply",
+	    n->value);
+}
+
 static const struct yfield scope_fields[] = {
 	{ "engine", STR(struct brokerd_scope, engine), .choices = engines },
 	{ "tools", NAMES(struct brokerd_scope, tools) },
+	{ "phase", .type = YF_CUSTOM, .off = offsetof(struct brokerd_scope,
+	    phases), .parse = parse_phase },
 	{ "mount", STR(struct brokerd_scope, mount) },
 	{ "role", STR(struct brokerd_scope, role) },
 	{ "namespaces", NAMES(struct brokerd_scope, namespaces) },
@@ -245,8 +269,15 @@ static int
 check_scope(const struct ynode *n, const struct brokerd_scope *sc,
     struct yerr *e)
 {
+	size_t i;
+
 	if (sc->engine[0] == '\0')
 		return yerror(e, n, "scope %s: engine is required", sc->name);
+	/* A phase no listed tool has would leave that tool without one. */
+	for (i = 0; sc->phases != PHASE_ANY && i < sc->tools.n; i++)
+		if ((tool_phases(sc->tools.v[i]) & sc->phases) == 0)
+			return yerror(e, n, "scope %s: tool %s has no %s phase",
+			    sc->name, sc->tools.v[i], phase_names[sc->phases]);
 	if (strcmp(sc->engine, "none") == 0) {
 		if (sc->mount[0] || sc->role[0] || sc->namespaces.n)
 			return yerror(e, n, "scope %s: engine none takes no "
@@ -261,13 +292,31 @@ check_scope(const struct ynode *n, const struct brokerd_scope *sc,
 	return 0;
 }
 
-/* scopes: { name: { engine, tools, ... }, ... }; a tool has one scope. */
+/* The first of st's scopes listing tool for one of phases, or NULL. */
+const struct brokerd_scope *
+scope_lookup(const struct scope_table *st, const char *tool, int phases)
+{
+	size_t i, j;
+
+	for (i = 0; i < st->n; i++)
+		for (j = 0; j < st->v[i].tools.n; j++)
+			if ((st->v[i].phases & phases) &&
+			    strcmp(st->v[i].tools.v[j], tool) == 0)
+				return &st->v[i];
+	return NULL;
+}
+
+/*
+ * scopes: { name: { engine, tools, phase, ... }, ... }; a tool has one
+ * scope per phase, so that which one a call gets is never a choice.
+ */
 static int
 parse_scopes(const struct ynode *n, void *dst, struct yerr *e)
 {
 	struct scope_table *st = dst;
+	const struct brokerd_scope *other;
 	struct brokerd_scope *sc;
-	size_t i, j, k, t;
+	size_t i, t;
 
 	if (n->type != YN_MAP)
 		return yerror(e, n, "scopes: expected a mapping");
@@ -280,18 +329,17 @@ parse_scopes(const struct ynode *n, void *dst, struct yerr *e)
 			return yerror(e, n->kids[i], "scope name too long");
 		strlcpy(sc->name, n->kids[i]->key, sizeof(sc->name));
 		sc->ttl = 600;
+		sc->phases = PHASE_ANY;
 		if (ybind(n->kids[i], scope_fields, sc, e) == -1 ||
 		    check_scope(n->kids[i], sc, e) == -1)
 			return -1;
+		/* st->n does not count sc yet: only the scopes before it. */
 		for (t = 0; t < sc->tools.n; t++)
-			for (j = 0; j <= st->n; j++)
-				for (k = 0; k < st->v[j].tools.n; k++)
-					if ((j != st->n || k != t) &&
-					    strcmp(st->v[j].tools.v[k],
-					    sc->tools.v[t]) == 0)
-						return yerror(e, n->kids[i],
-						    "tool %s is in two scopes",
-						    sc->tools.v[t]);
+			if ((other = scope_lookup(st, sc->tools.v[t],
+			    sc->phases)) != NULL)
+				return yerror(e, n->kids[i], "tool %s is in "
+				    "two scopes for one phase: %s and %s",
+				    sc->tools.v[t], other->name, sc->name);
 		st->n++;
 	}
 	return 0;
@@ -528,6 +576,7 @@ print_brokerd_scopes(const struct scope_table *st)
 		printf("    \"%s\":\n      engine: %s\n", sc->name,
 		    sc->engine);
 		print_names("tools", &sc->tools);
+		printf("      phase: %s\n", phase_names[sc->phases]);
 		printf("      mount: \"%s\"\n      role: \"%s\"\n",
 		    sc->mount, sc->role);
 		print_names("namespaces", &sc->namespaces);

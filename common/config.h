@@ -87,12 +87,14 @@ struct name_list {
 
 /*
  * A scope: what credential a tool's action gets, chosen by brokerd's
- * configuration alone.  A tool named by no scope gets none.
+ * configuration alone from the tool and the phase of its call.  A tool
+ * named by no scope for that phase gets none.
  */
 struct brokerd_scope {
 	char		name[NAME_MAX_LEN];
 	char		engine[16];	/* none | kubernetes | aws */
-	struct name_list tools;		/* each tool in one scope at most */
+	struct name_list tools;		/* each tool and phase in one scope */
+	int		phases;		/* PHASE_*: the calls it serves */
 	char		mount[VAULT_PATH_MAX];	/* secrets engine mount */
 	char		role[VAULT_PATH_MAX];	/* its role */
 	struct name_list namespaces;	/* allowed targets */
@@ -147,6 +149,8 @@ struct as_config {
 int	 config_load(const char *, struct as_config *, char *, size_t);
 void	 config_defaults(struct as_config *);
 void	 config_print(const struct as_config *);
+const struct brokerd_scope *scope_lookup(const struct scope_table *,
+	    const char *, int);
 int	 config_socket_path(const struct as_config *, const char *, char *,
 	    size_t);
 void	 acl_merge(struct peer_acl *, const struct peer_acl *);

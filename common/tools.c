@@ -82,6 +82,7 @@ static const struct tool_def tools[] = {
 		    "{'type':'string'}},'summary':{'type':'string'}},"
 		    "'required':['working_dir','destructive']}",
 		.hints = TOOL_READONLY | TOOL_IDEMPOTENT | TOOL_OPENWORLD,
+		.phases = PHASE_PLAN,
 	},
 	{
 		.name = "terraform_apply",
@@ -101,6 +102,7 @@ static const struct tool_def tools[] = {
 		    "'plan_digest':{'type':'string'},"
 		    "'summary':{'type':'string'}},'required':['status']}",
 		.hints = TOOL_DESTRUCTIVE | TOOL_OPENWORLD,
+		.phases = PHASE_PLAN | PHASE_APPLY,
 	},
 	{
 		.name = "run_python",
@@ -225,6 +227,32 @@ tool_index(const char *name)
 		if (strcmp(tools[i].name, name) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* The phases a tool's calls can be in; 0 for unknown tools too. */
+int
+tool_phases(const char *name)
+{
+	int t;
+
+	return (t = tool_index(name)) == -1 ? 0 : tools[t].phases;
+}
+
+/*
+ * A call is in the apply phase only with the approval_id of an approval
+ * a person granted (runnerd spends it before anything runs); without
+ * one, terraform_apply only plans and records a pending approval.
+ * runnerd and brokerd both ask here, so they cannot disagree.
+ */
+int
+call_phase(const char *tool, const json_t *args)
+{
+	int phases = tool_phases(tool);
+
+	if ((phases & PHASE_APPLY) &&
+	    json_is_string(json_object_get(args, "approval_id")))
+		return PHASE_APPLY;
+	return phases & PHASE_PLAN;
 }
 
 static int

@@ -18,6 +18,14 @@
 
 #define TOOLS_MAX		64	/* the config keeps a bitmask */
 
+/*
+ * The phases of a terraform call, each with a credential of its own:
+ * planning runs the module's code, applying changes the world.
+ */
+#define PHASE_PLAN		0x01
+#define PHASE_APPLY		0x02
+#define PHASE_ANY		(PHASE_PLAN | PHASE_APPLY)
+
 struct tool_def {
 	const char	*name;
 	const char	*title;
@@ -25,6 +33,7 @@ struct tool_def {
 	const char	*input_schema;	/* JSON Schema, ' standing for " */
 	const char	*output_schema;
 	int		 hints;
+	int		 phases;	/* PHASE_*; 0: calls have no phase */
 };
 
 int		 tools_init(char *, size_t);
@@ -32,6 +41,8 @@ size_t		 tools_count(void);
 uint64_t	 tools_all(void);
 const struct tool_def *tool_at(size_t);
 int		 tool_index(const char *);
+int		 tool_phases(const char *);
+int		 call_phase(const char *, const json_t *);
 json_t		*tool_describe(size_t);
 int		 tool_validate(size_t, const json_t *, char *, size_t);
 

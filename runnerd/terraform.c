@@ -25,6 +25,7 @@
 #include "log.h"
 #include "runnerd.h"
 #include "tfplan.h"
+#include "tools.h"
 
 /* No CLI configuration, no update check, no prompt: nothing but the module. */
 #define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
@@ -80,8 +81,10 @@ tf_kind(struct call *k, char *why, size_t whylen)
 	if (strcmp(k->tool, "terraform_plan") == 0)
 		k->kind = CALL_TF_PLAN;
 	else if (strcmp(k->tool, "terraform_apply") == 0) {
+		/* brokerd picks the credential by the same rule. */
+		k->kind = call_phase(k->tool, k->args) == PHASE_APPLY ?
+		    CALL_TF_APPLY : CALL_TF_REQUEST;
 		id = json_string_value(json_object_get(k->args, "approval_id"));
-		k->kind = id != NULL ? CALL_TF_APPLY : CALL_TF_REQUEST;
 		if (id != NULL && (k->approval_id = strdup(id)) == NULL)
 			fatal("approval id");
 	} else {

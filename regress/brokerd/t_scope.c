@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../../brokerd/brokerd.h"
+#include "tools.h"
 
 static const char scopes_yaml[] =
     "brokerd:\n"
@@ -21,6 +22,19 @@ static const char scopes_yaml[] =
     "      engine: none\n"
     "      tools: [terraform_plan, terraform_apply]\n"
     "      ttl: 2m\n";
+
+/* The example configuration's split: a read-only credential for plans. */
+static const char phases_yaml[] =
+    "brokerd:\n"
+    "  scopes:\n"
+    "    terraform-plan:\n"
+    "      engine: none\n"
+    "      tools: [terraform_plan, terraform_apply]\n"
+    "      phase: plan\n"
+    "    terraform-apply:\n"
+    "      engine: none\n"
+    "      tools: [terraform_apply]\n"
+    "      phase: apply\n";
 
 static void
 load(const char *text, struct as_config *c)
@@ -66,6 +80,11 @@ ATF_TC_BODY(config, tc)
 	ATF_CHECK_EQ(c.brokerd.scopes.v[0].ttl, 600);	/* the default */
 	ATF_CHECK_EQ(c.brokerd.scopes.v[1].ttl, 120);
 	ATF_CHECK_EQ(c.brokerd.scopes.v[1].tools.n, 2);
+	ATF_CHECK_EQ(c.brokerd.scopes.v[1].phases, PHASE_ANY);	/* default */
+	load(phases_yaml, &c);
+	ATF_REQUIRE_EQ(c.brokerd.scopes.n, 2);
+	ATF_CHECK_EQ(c.brokerd.scopes.v[0].phases, PHASE_PLAN);
+	ATF_CHECK_EQ(c.brokerd.scopes.v[1].phases, PHASE_APPLY);
 }
 
 ATF_TC_WITHOUT_HEAD(config_errors);
@@ -84,7 +103,29 @@ ATF_TC_BODY(config_errors, tc)
 	    "needs mount, role, namespaces and target_arg");
 	expect_config_error("brokerd:\n  scopes:\n"
 	    "    a: { engine: none, tools: [t] }\n"
-	    "    b: { engine: none, tools: [u, t] }\n", "t is in two scopes");
+	    "    b: { engine: none, tools: [u, t] }\n",
+	    "c.yaml:4: tool t is in two scopes for one phase: a and b");
+	/* Two scopes for one tool and phase: which one would be a guess. */
+	expect_config_error("brokerd:\n  scopes:\n"
+	    "    a: { engine: none, tools: [terraform_apply] }\n"
+	    "    b: { engine: none, tools: [terraform_apply], phase: apply }\n",
+	    "c.yaml:4: tool terraform_apply is in two scopes for one phase: "
+	    "a and b");
+	expect_config_error("brokerd:\n  scopes:\n"
+	    "    a: { engine: none, tools: [terraform_apply], phase: plan }\n"
+	    "    b: { engine: none, tools: [terraform_plan] }\n"
+	    "    c: { engine: none, tools: [terraform_apply], phase: plan }\n",
+	    "c.yaml:5: tool terraform_apply is in two scopes for one phase: "
+	    "a and c");
+	expect_config_error("brokerd:\n  scopes:\n"
+	    "    a: { engine: none, tools: [terraform_plan], phase: apply }\n",
+	    "c.yaml:3: scope a: tool terraform_plan has no apply phase");
+	expect_config_error("brokerd:\n  scopes:\n"
+	    "    a: { engine: none, tools: [run_shell], phase: plan }\n",
+	    "scope a: tool run_shell has no plan phase");
+	expect_config_error("brokerd:\n  scopes:\n"
+	    "    a: { engine: none, phase: write }\n",
+	    "phase: \"write\" is not any, plan or apply");
 	expect_config_error("brokerd:\n  scopes:\n"
 	    "    a: { engine: none, role: admin }\n", "takes no mount");
 	expect_config_error("brokerd:\n  scopes:\n"
@@ -100,18 +141,25 @@ ATF_TC_BODY(print_round_trip, tc)
 	FILE *f;
 	int saved;
 
-	load(scopes_yaml, &a);
-	fflush(stdout);
-	saved = dup(1);
-	ATF_REQUIRE((f = fopen("printed.yaml", "w")) != NULL);
-	dup2(fileno(f), 1);
-	config_print(&a);
-	fflush(stdout);
-	dup2(saved, 1);
-	fclose(f);
-	ATF_REQUIRE_MSG(config_load("printed.yaml", &b, err, sizeof(err)) == 0,
-	    "%s", err);
-	ATF_CHECK(memcmp(&a.brokerd, &b.brokerd, sizeof(a.brokerd)) == 0);
+	const char *const texts[] = { scopes_yaml, phases_yaml };
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		load(texts[i], &a);
+		fflush(stdout);
+		saved = dup(1);
+		ATF_REQUIRE((f = fopen("printed.yaml", "w")) != NULL);
+		dup2(fileno(f), 1);
+		config_print(&a);
+		fflush(stdout);
+		dup2(saved, 1);
+		close(saved);
+		fclose(f);
+		ATF_REQUIRE_MSG(config_load("printed.yaml", &b, err,
+		    sizeof(err)) == 0, "%s", err);
+		ATF_CHECK(memcmp(&a.brokerd, &b.brokerd,
+		    sizeof(a.brokerd)) == 0);
+	}
 }
 
 static int
@@ -177,6 +225,59 @@ ATF_TC_BODY(resolve_target, tc)
 	ATF_CHECK_STREQ(t.ns, "");
 }
 
+static void
+expect_scope(const struct as_config *c, const char *json, const char *want)
+{
+	struct cred_target t;
+	char err[256];
+
+	ATF_REQUIRE_MSG(resolve(c, json, &t, err, sizeof(err)) == 0, "%s: %s",
+	    json, err);
+	ATF_CHECK_STREQ_MSG(t.scope->name, want, "%s", json);
+}
+
+/*
+ * brokerd tells the phase from the call itself: terraform_apply with an
+ * approval applies, without one it only plans, like terraform_plan.
+ */
+ATF_TC_WITHOUT_HEAD(resolve_phase);
+ATF_TC_BODY(resolve_phase, tc)
+{
+	struct as_config c;
+
+	load(phases_yaml, &c);
+	expect_scope(&c, "{\"tool\":\"terraform_plan\",\"arguments\":"
+	    "{\"working_dir\":\"demo\"}}", "terraform-plan");
+	expect_scope(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\"}}", "terraform-plan");
+	expect_scope(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"apr-1\"}}",
+	    "terraform-apply");
+	/* Only a string is an approval, as runnerd reads it. */
+	expect_scope(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\",\"approval_id\":null}}",
+	    "terraform-plan");
+	/* A plan has no apply phase, whatever it carries. */
+	expect_scope(&c, "{\"tool\":\"terraform_plan\",\"arguments\":"
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"apr-1\"}}",
+	    "terraform-plan");
+	/* Asking for the other scope by name is still refused. */
+	expect_refusal(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\"},\"scope\":\"terraform-apply\"}",
+	    "unknown field \"scope\"");
+	/* A phase no scope serves gets no credential. */
+	load("brokerd:\n  scopes:\n    w: { engine: none, "
+	    "tools: [terraform_apply], phase: apply }\n", &c);
+	expect_scope(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"apr-1\"}}", "w");
+	expect_refusal(&c, "{\"tool\":\"terraform_apply\",\"arguments\":"
+	    "{\"working_dir\":\"demo\"}}",
+	    "terraform_apply has no credential scope for its plan phase");
+	expect_refusal(&c, "{\"tool\":\"terraform_plan\",\"arguments\":"
+	    "{\"working_dir\":\"demo\"}}",
+	    "terraform_plan has no credential scope for its plan phase");
+}
+
 ATF_TC_WITHOUT_HEAD(namespace_names);
 ATF_TC_BODY(namespace_names, tc)
 {
@@ -197,6 +298,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, config_errors);
 	ATF_TP_ADD_TC(tp, print_round_trip);
 	ATF_TP_ADD_TC(tp, resolve_target);
+	ATF_TP_ADD_TC(tp, resolve_phase);
 	ATF_TP_ADD_TC(tp, namespace_names);
 	return atf_no_error();
 }

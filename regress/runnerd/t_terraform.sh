@@ -128,6 +128,39 @@ approvals_cleanup()
 	as_kill_all
 }
 
+atf_test_case phase_scopes cleanup
+phase_scopes_head()
+{
+	atf_set "descr" "a plan and an apply without approval get the plan scope, an approved apply the apply scope"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+phase_scopes_body()
+{
+	tf_setup
+	as_call terraform_plan '{"working_dir":"demo"}' > r.json
+	grep -q '"isError":false' r.json || atf_fail "plan: $(cat r.json)"
+	id=$(as_call terraform_apply '{"working_dir":"demo"}' | as_field approval_id)
+	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null
+	as_call terraform_apply "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > r.json
+	grep -q '"isError":false' r.json || atf_fail "apply: $(cat r.json)"
+	# brokerd's record of each credential: the tool, then the scope.
+	python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["event"] == "credential.issued":
+        print(r["fields"]["tool"], r["fields"]["scope"])' var/audit.jsonl > scopes.txt
+	atf_check -o inline:"terraform_plan terraform-plan
+terraform_apply terraform-plan
+terraform_apply terraform-apply
+" cat scopes.txt
+	as_stop
+}
+phase_scopes_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case terraform_errors cleanup
 terraform_errors_head()
 {
@@ -159,5 +192,6 @@ atf_init_test_cases()
 	atf_add_test_case scenario
 	atf_add_test_case bad_working_dirs
 	atf_add_test_case approvals
+	atf_add_test_case phase_scopes
 	atf_add_test_case terraform_errors
 }
