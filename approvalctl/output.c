@@ -85,7 +85,7 @@ text_summary(const json_t *s)
 	static const char *const counts[] = {
 		"create", "update", "delete", "replace", NULL
 	};
-	const json_t *r, *sig, *cs, *f, *c;
+	const json_t *r, *sig, *cs, *f, *c, *changed;
 	size_t i, j;
 	int n = 0;
 
@@ -106,6 +106,11 @@ text_summary(const json_t *s)
 	if (json_is_string(json_object_get(s, "snapshot_digest")))
 		printf("module:      snapshot %s\n",
 		    ctl_str(s, "snapshot_digest"));
+	if (json_is_array(changed = json_object_get(s, "files_changed")))
+		printf("files changed since the last apply: %s\n",
+		    json_array_size(changed) == 0 ? "none" : "");
+	json_array_foreach(changed, i, f)
+		printf("  %-8s %s\n", ctl_str(f, "change"), ctl_str(f, "path"));
 	json_array_foreach(json_object_get(s, "resources"), i, r) {
 		printf("  %s ", json_is_true(json_object_get(r,
 		    "destructive")) ? "!!" : "  ");

@@ -459,6 +459,10 @@ tf_result(struct call *k, json_t *r)
 	if (json_is_string(json_object_get(r, "snapshot_digest")))
 		json_object_set(summary, "snapshot_digest",
 		    json_object_get(r, "snapshot_digest"));
+	/* And which of them changed since the last apply of this dir. */
+	if (json_is_array(json_object_get(r, "files_changed")))
+		json_object_set(summary, "files_changed",
+		    json_object_get(r, "files_changed"));
 	if (json_array_size(json_object_get(summary, "code")) > 0 &&
 	    !code_approvable(k))
 		res = code_refused(k, r, summary);

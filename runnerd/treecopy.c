@@ -13,7 +13,8 @@
  *
  * The copy can also compute the tree's digest: SHA-256 over one line
  * per entry in name order, "d PATH" for a directory and "f PATH SIZE
- * SHA256" for a file, so that the same files give the same digest.
+ * SHA256" for a file, so that the same files give the same digest;
+ * those lines, kept, are the tree's manifest.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -175,18 +176,14 @@ fail:
 	return NULL;
 }
 
+/* One line of the tree's digest, and of its manifest when kept. */
 static void
-digest_line(struct tree_copy *t, const char *fmt, const char *path,
-    long long size, const char *sha)
+digest_add(struct tree_copy *t, const char *line)
 {
-	char line[PATH_MAX + 128];
-	int n;
-
-	if (t->md == NULL)
-		return;
-	n = snprintf(line, sizeof(line), fmt, path, size, sha);
-	if (n > 0 && (size_t)n < sizeof(line))
-		EVP_DigestUpdate(t->md, line, (size_t)n);
+	if (t->md != NULL)
+		EVP_DigestUpdate(t->md, line, strlen(line));
+	if (t->manifest != NULL)
+		fputs(line, t->manifest);
 }
 
 /* Copies the open file in to name in dst; its SHA-256 in sha. */
@@ -222,10 +219,16 @@ static int
 copy_entry(int src, int dst, const char *name, const char *rel, int depth,
     struct tree_copy *t)
 {
-	char sha[SHA256_HEX_LEN + 1];
+	char sha[SHA256_HEX_LEN + 1], line[PATH_MAX + 128];
 	struct stat st, ost;
+	const char *c;
 	int fd, sub, r;
 
+	/* A name is one line of the manifest and of approvalctl show. */
+	for (c = name; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return tree_fail(t, "%s: a name with a control "
+			    "character is refused", rel);
 	if (refused_name(name) != NULL)
 		return tree_fail(t, "%s: Terraform would take providers or "
 		    "settings from it; the operator's mirror is used instead, "
@@ -253,7 +256,8 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 		    "refused", rel);
 	}
 	if (S_ISDIR(ost.st_mode)) {
-		digest_line(t, "d %s\n%lld%s", rel, 0, "");
+		snprintf(line, sizeof(line), "d %s\n", rel);
+		digest_add(t, line);
 		if (mkdirat(dst, name, t->dmode) == -1 ||
 		    (sub = open_beneath(dst, name, O_RDONLY | O_DIRECTORY)) ==
 		    -1) {
@@ -277,7 +281,9 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 	close(fd);
 	if (r == -1)
 		return tree_fail(t, "%s: cannot copy", rel);
-	digest_line(t, "f %s %lld %s\n", rel, (long long)ost.st_size, sha);
+	snprintf(line, sizeof(line), "f %s %lld %s\n", rel,
+	    (long long)ost.st_size, sha);
+	digest_add(t, line);
 	return 0;
 }
 

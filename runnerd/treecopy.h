@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <stdio.h>
+
 #include <openssl/evp.h>
 
 #include "cjson.h"
@@ -15,6 +17,7 @@ struct tree_copy {
 	mode_t		 fmode;		/* of files made */
 	char		*why;		/* what was refused, and where */
 	size_t		 whylen;
+	FILE		*manifest;	/* the digest's lines, when wanted */
 	long		 bytes;
 	int		 files;
 	EVP_MD_CTX	*md;

@@ -30,12 +30,15 @@
 #include <unistd.h>
 
 #include "cjson.h"
+#include "io.h"
 #include "launcher.h"
 #include "log.h"
 #include "treecopy.h"
 
 #define STATE_FILE	"terraform.tfstate"
 #define PLAN_FILE	"plan.tfplan"
+#define APPLIED_NOTE	"applied.snapshot"
+#define CHANGED_MAX	100
 
 /*
  * A regular file for reading, never through a link; a fifo or device
@@ -211,6 +214,40 @@ open_dir(const char *path)
 	return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A small file of runnerd's, dir/name, replaced whole. */
+static int
+note_write(const char *dir, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	size_t len = strlen(text);
+	int fd, r = -1;
+
+	if (pathf(tmp, sizeof(tmp), "%s/.note", dir) == -1 ||
+	    pathf(path, sizeof(path), "%s/%s", dir, name) == -1)
+		return -1;
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return -1;
+	if (write(fd, text, len) == (ssize_t)len && fsync(fd) == 0)
+		r = 0;
+	if (close(fd) == -1)
+		r = -1;
+	if (r == 0 && rename(tmp, path) == -1)
+		r = -1;
+	if (r == -1)
+		(void)unlink(tmp);
+	return r;
+}
+
+static int
+fail_errno(char *why, size_t whylen, const char *what)
+{
+	snprintf(why, whylen, "%s: %s", what, strerror(errno));
+	return -1;
+}
+
 /*
  * The module as it is now, kept in the state directory under the
  * digest of its files: what the plan is made from, what a person
@@ -221,8 +258,10 @@ static int
 snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
     char *why, size_t whylen)
 {
-	struct tree_copy t = { 0, 0, 0755, 0644, why, whylen, 0, 0, NULL };
-	char snaps[PATH_MAX], incoming[PATH_MAX], dst[PATH_MAX];
+	struct tree_copy t = { .uid = 0, .gid = 0, .dmode = 0755,
+	    .fmode = 0644, .why = why, .whylen = whylen };
+	char snaps[PATH_MAX], incoming[PATH_MAX], dst[PATH_MAX], *list = NULL;
+	size_t listlen = 0;
 	int in, r;
 
 	if (pathf(snaps, sizeof(snaps), "%s/snapshots", state) == -1 ||
@@ -237,19 +276,33 @@ snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
 		(void)rm_tree(incoming);
 		return -1;
 	}
+	if ((t.manifest = open_memstream(&list, &listlen)) == NULL) {
+		snprintf(why, whylen, "snapshot: %s", strerror(errno));
+		close(in);
+		(void)rm_tree(incoming);
+		return -1;
+	}
 	r = tree_copy(live, in, &t, digest);
 	close(in);
-	if (r == 0 && pathf(dst, sizeof(dst), "%s/%s", snaps, digest) == 0 &&
-	    rename(incoming, dst) == 0)
-		return 0;
-	if (r == 0 && (errno == EEXIST || errno == ENOTEMPTY)) {
-		/* The same files were planned before: refresh its age. */
-		(void)utimensat(AT_FDCWD, dst, NULL, AT_SYMLINK_NOFOLLOW);
-	} else if (r == 0) {
-		snprintf(why, whylen, "snapshot: %s", strerror(errno));
-		r = -1;
+	if (fclose(t.manifest) != 0 && r == 0)
+		r = fail_errno(why, whylen, "snapshot manifest");
+	if (r == 0 && pathf(dst, sizeof(dst), "%s/%s", snaps, digest) == 0) {
+		if (rename(incoming, dst) == 0)
+			incoming[0] = '\0';
+		else if (errno == EEXIST || errno == ENOTEMPTY)
+			/* The same files were planned before: refresh its age. */
+			(void)utimensat(AT_FDCWD, dst, NULL,
+			    AT_SYMLINK_NOFOLLOW);
+		else
+			r = fail_errno(why, whylen, "snapshot");
 	}
-	(void)rm_tree(incoming);
+	/* The list of its files: what a later plan is compared with. */
+	if (r == 0 && pathf(dst, sizeof(dst), "%s.manifest", digest) == 0 &&
+	    note_write(snaps, dst, list) == -1)
+		r = fail_errno(why, whylen, "snapshot manifest");
+	free(list);
+	if (incoming[0] != '\0')
+		(void)rm_tree(incoming);
 	return r;
 }
 
@@ -258,8 +311,8 @@ static int
 snapshot_seed(const char *state, const char *digest, const char *work,
     char *why, size_t whylen)
 {
-	struct tree_copy t = { SANDBOX_UID, SANDBOX_GID, 0755, 0644, why,
-	    whylen, 0, 0, NULL };
+	struct tree_copy t = { .uid = SANDBOX_UID, .gid = SANDBOX_GID,
+	    .dmode = 0755, .fmode = 0644, .why = why, .whylen = whylen };
 	char path[PATH_MAX], got[SHA256_HEX_LEN + 1];
 	int src, dst, r = -1;
 
@@ -424,28 +477,6 @@ fail:
 	return -1;
 }
 
-/* Notes which snapshot the plan of that digest was made from. */
-static int
-keep_plan_snapshot(const char *plans, const char *plan, const char *snap)
-{
-	char path[PATH_MAX];
-	int fd, r = -1;
-
-	if (pathf(path, sizeof(path), "%s/%s.snapshot", plans, plan) == -1)
-		return -1;
-	(void)unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd == -1)
-		return -1;
-	if (write(fd, snap, strlen(snap)) == (ssize_t)strlen(snap) &&
-	    fsync(fd) == 0)
-		r = 0;
-	if (close(fd) == -1)
-		r = -1;
-	return r;
-}
-
 /* A saved plan goes with the note of the snapshot it was made from. */
 static int
 plan_remove(const char *path)
@@ -497,12 +528,148 @@ prune(const char *dir, long long max_age, const char *keep)
 		else if (S_ISREG(st.st_mode) && has_suffix(de->d_name,
 		    ".tfplan"))
 			r = plan_remove(path);
+		else if (S_ISREG(st.st_mode) && has_suffix(de->d_name,
+		    ".manifest"))
+			r = unlink(path);
 		else
 			continue;
 		if (r == -1)
 			log_warn("prune %s", path);
 	}
 	closedir(d);
+}
+
+/* A note of runnerd's, whole, NUL-terminated; at most 16 MiB. */
+static char *
+read_note(int fd, ssize_t *len)
+{
+	struct stat st;
+	char *buf;
+
+	if (fstat(fd, &st) == -1 || st.st_size > 16L * 1024 * 1024 ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL)
+		return NULL;
+	if ((*len = read_full(fd, buf, (size_t)st.st_size)) != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	buf[*len] = '\0';
+	return buf;
+}
+
+struct mentry {
+	char	*path;
+	char	*sha;
+};
+
+static int
+cmp_mentry(const void *a, const void *b)
+{
+	return strcmp(((const struct mentry *)a)->path,
+	    ((const struct mentry *)b)->path);
+}
+
+/*
+ * The files of a snapshot's manifest ("f PATH SIZE SHA256" lines; a
+ * name holds no control character, so a line is one entry), sorted by
+ * path; buf keeps the text they point into.
+ */
+static struct mentry *
+manifest_load(const char *snaps, const char *digest, char **buf, size_t *n)
+{
+	char path[PATH_MAX], *line, *next, *sp;
+	struct mentry *e = NULL, *ne;
+	ssize_t len = 0;
+	int fd;
+
+	*n = 0;
+	*buf = NULL;
+	if (pathf(path, sizeof(path), "%s/%s.manifest", snaps, digest) == -1 ||
+	    (fd = open_regular(path)) == -1)
+		return NULL;
+	*buf = read_note(fd, &len);
+	close(fd);
+	if (*buf == NULL)
+		return NULL;
+	for (line = *buf; line < *buf + len; line = next) {
+		if ((next = strchr(line, '\n')) == NULL)
+			break;
+		*next++ = '\0';
+		/* From the right: the digest, then the size; the rest is the path. */
+		if (line[0] != 'f' || line[1] != ' ' ||
+		    (sp = strrchr(line, ' ')) == NULL || sp <= line + 2)
+			continue;
+		*sp = '\0';
+		if ((ne = reallocarray(e, *n + 1, sizeof(*e))) == NULL)
+			break;
+		e = ne;
+		e[*n].sha = sp + 1;
+		if ((sp = strrchr(line, ' ')) == NULL || sp <= line + 1)
+			continue;
+		*sp = '\0';
+		e[(*n)++].path = line + 2;
+	}
+	if (e != NULL)
+		qsort(e, *n, sizeof(*e), cmp_mentry);
+	return e;
+}
+
+static int
+change_add(json_t *list, const char *path, const char *change)
+{
+	return json_array_size(list) < CHANGED_MAX ? json_array_append_new(list,
+	    json_pack("{s:s, s:s}", "path", path, "change", change)) : 0;
+}
+
+/*
+ * The files added, removed or changed since the snapshot last applied to
+ * this working directory; NULL when none was applied yet (or its
+ * manifest is gone).  At most CHANGED_MAX are listed.
+ */
+static json_t *
+files_changed(const char *state, const char *snap)
+{
+	char snaps[PATH_MAX], path[PATH_MAX], applied[SHA256_HEX_LEN + 1];
+	char *obuf = NULL, *nbuf = NULL;
+	struct mentry *o = NULL, *n = NULL;
+	size_t no, nn, i = 0, j = 0;
+	json_t *list = NULL;
+	int c, fd;
+	ssize_t len;
+
+	if (pathf(snaps, sizeof(snaps), "%s/snapshots", state) == -1 ||
+	    pathf(path, sizeof(path), "%s/" APPLIED_NOTE, state) == -1 ||
+	    (fd = open_regular(path)) == -1)
+		return NULL;
+	len = read(fd, applied, SHA256_HEX_LEN);
+	close(fd);
+	if (len != SHA256_HEX_LEN)
+		return NULL;
+	applied[SHA256_HEX_LEN] = '\0';
+	if (!hex_digest_ok(applied) ||
+	    (o = manifest_load(snaps, applied, &obuf, &no)) == NULL ||
+	    (n = manifest_load(snaps, snap, &nbuf, &nn)) == NULL ||
+	    (list = json_array()) == NULL)
+		goto done;
+	while (i < no || j < nn) {
+		c = i == no ? 1 : j == nn ? -1 : strcmp(o[i].path, n[j].path);
+		if (c < 0)
+			change_add(list, o[i++].path, "removed");
+		else if (c > 0)
+			change_add(list, n[j++].path, "added");
+		else {
+			if (strcmp(o[i].sha, n[j].sha) != 0)
+				change_add(list, n[j].path, "changed");
+			i++;
+			j++;
+		}
+	}
+done:
+	free(o);
+	free(n);
+	free(obuf);
+	free(nbuf);
+	return list;
 }
 
 /*
@@ -515,8 +682,9 @@ void
 workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 {
 	char src[PATH_MAX], plans[PATH_MAX], digest[SHA256_HEX_LEN + 1];
+	char name[PATH_MAX];
 	const char *state, *save, *snap;
-	json_t *max_age;
+	json_t *max_age, *changed;
 
 	state = json_string_value(json_object_get(req, "state"));
 	save = json_string_value(json_object_get(req, "plan_save"));
@@ -535,12 +703,20 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 		} else if (!clean)
 			json_object_set_new(r, "state_kept", json_true());
 	}
+	/* What the next plan's changed files are counted from. */
+	if (clean && save == NULL && snap != NULL &&
+	    json_object_get(req, "plan_load") != NULL &&
+	    note_write(state, APPLIED_NOTE, snap) == -1)
+		log_warn("note %s/" APPLIED_NOTE, state);
 	if (save == NULL || !clean)
 		return;
+	if (snap != NULL && (changed = files_changed(state, snap)) != NULL)
+		json_object_set_new(r, "files_changed", changed);
 	if (pathf(src, sizeof(src), "%s/%s", work, save) == -1 ||
 	    pathf(plans, sizeof(plans), "%s/plans", state) == -1 ||
 	    keep_file(src, plans, NULL, digest) == -1 ||
-	    (snap != NULL && keep_plan_snapshot(plans, digest, snap) == -1)) {
+	    (snap != NULL && (pathf(name, sizeof(name), "%s.snapshot",
+	    digest) == -1 || note_write(plans, name, snap) == -1))) {
 		log_warn("save plan %s", save);
 		json_object_set_new(r, "error",
 		    json_string("the plan could not be saved"));

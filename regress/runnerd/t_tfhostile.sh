@@ -183,6 +183,21 @@ TF
 	[ "$(as_field snapshot_digest < replan)" != "$snap" ] ||
 	    atf_fail "the changed module has the approved snapshot's digest"
 	grep -q "terraform_data.y" replan || atf_fail "replan: $(cat replan)"
+	# The person is shown what changed since the last apply: note.txt
+	# is as applied again, main.tf has a new line, extra.tf is new.
+	echo approved > tf/m/note.txt
+	echo '# reviewed' >> tf/m/main.tf
+	tf_call terraform_apply > pending2
+	grep -q '"status":"pending_approval"' pending2 ||
+	    atf_fail "second apply: $(cat pending2)"
+	"$(as_bin approvalctl)" -f conf.yaml show \
+	    "$(as_field approval_id < pending2)" > shown2
+	grep -q "files changed since the last apply" shown2 ||
+	    atf_fail "no changed files: $(cat shown2)"
+	grep -Eq "added +extra.tf" shown2 || atf_fail "extra.tf: $(cat shown2)"
+	grep -Eq "changed +main.tf" shown2 || atf_fail "main.tf: $(cat shown2)"
+	grep -Eq "(added|changed|removed) +note.txt" shown2 &&
+	    atf_fail "note.txt is as applied: $(cat shown2)"
 	as_stop
 }
 apply_runs_the_snapshot_cleanup()
