@@ -166,7 +166,7 @@ writer_own_event(const char *event, json_t *fields)
 }
 
 static void
-batch_answer(int ok, const char *why)
+batch_answer(int ok, int err)
 {
 	char ack[64];
 	struct conn *c;
@@ -182,8 +182,9 @@ batch_answer(int ok, const char *why)
 			(void)conn_send(c, MSG_AUDIT_ACK, batch[i].reqid, -1,
 			    ack, strlen(ack));
 		} else
-			(void)conn_error(c, batch[i].reqid, ERR_UNAVAIL,
-			    "auditd cannot record the event: %s", why);
+			(void)conn_error(c, batch[i].reqid, err == ENOSPC ?
+			    ERR_NOSPACE : ERR_UNAVAIL, "auditd cannot record "
+			    "the event: %s", strerror(err));
 		/*
 		 * Send now rather than on the next turn's POLLOUT: the
 		 * writer's next event then makes the next batch.
@@ -212,7 +213,7 @@ writer_commit(void)
 	if (!ok)
 		log_warn("%s: cannot record %zu events", auditd_log.path,
 		    nbatch);
-	batch_answer(ok, strerror(saved));
+	batch_answer(ok, saved);
 	if (ok)
 		control_publish(batch, nbatch);
 	for (i = 0; i < nbatch; i++) {

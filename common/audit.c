@@ -39,6 +39,7 @@ audit_close(void)
 static int
 audit_send(const char *payload, uint64_t reqid)
 {
+	const struct msg_error *e;
 	struct msg m;
 
 	if (audit_ch.fd == -1) {
@@ -54,12 +55,16 @@ audit_send(const char *payload, uint64_t reqid)
 		audit_close();
 		return -1;
 	}
-	/* A refusal is auditd's answer, not a lost connection: no retry. */
+	/*
+	 * A refusal is auditd's answer, not a lost connection: no retry.
+	 * Its code says why, so that a full disk reads as one.
+	 */
 	if (m.hdr.type == MSG_ERROR && m.len == sizeof(struct msg_error)) {
+		e = (const struct msg_error *)m.data;
 		log_warnx("audit: auditd refused the event: %.*s",
-		    (int)sizeof(((struct msg_error *)0)->text),
-		    ((const struct msg_error *)m.data)->text);
-		errno = EPERM;
+		    (int)sizeof(e->text), e->text);
+		errno = e->code == ERR_NOSPACE ? ENOSPC :
+		    e->code == ERR_UNAVAIL ? EIO : EPERM;
 		return -2;
 	}
 	if (m.hdr.type != MSG_AUDIT_ACK || m.hdr.reqid != reqid) {

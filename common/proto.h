@@ -131,6 +131,7 @@ struct msg_error {
 #define ERR_BADMSG	2	/* unknown or malformed message */
 #define ERR_INTERNAL	3
 #define ERR_UNAVAIL	4	/* a required peer (e.g. auditd) is down */
+#define ERR_NOSPACE	5	/* auditd's file system is full */
 
 const char	*msg_type_name(uint32_t);
 int		 msg_carries_fd(uint32_t);

@@ -4,11 +4,13 @@
  * client says so (-1) and the caller must not proceed (fail closed);
  * concurrent writers share fsyncs and still form one whole chain.
  */
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atf-c.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,8 +252,57 @@ ATF_TC_BODY(group_commit, tc)
 	stop_auditd(pid);
 }
 
+/*
+ * A full disk is said as one: auditd refuses with ERR_NOSPACE and the
+ * client's errno is ENOSPC, not "Operation not permitted".  The log is
+ * on a small tmpfs of the test's, filled up once auditd has opened it.
+ */
+ATF_TC_WITH_CLEANUP(disk_full);
+ATF_TC_HEAD(disk_full, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+	atf_tc_set_md_var(tc, "require.user", "root");
+}
+ATF_TC_BODY(disk_full, tc)
+{
+	char buf[4096], pad[8192];
+	pid_t pid;
+	int fd;
+
+	write_conf(1, 1);
+	ATF_REQUIRE_MSG(mount("tmpfs", "var", "tmpfs", 0, "size=64k") == 0,
+	    "mount tmpfs: %s", strerror(errno));
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_REQUIRE(audit_emit("tool.request", 1, NULL) == 0);
+	ATF_REQUIRE((fd = open("var/filler", O_WRONLY | O_CREAT, 0600)) != -1);
+	memset(buf, 'x', sizeof(buf));
+	while (write(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	/* More than the page the log's last record may have left. */
+	memset(pad, 'y', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	errno = 0;
+	ATF_CHECK_EQ(audit_emit("tool.request", 2, json_pack("{s:s}", "pad",
+	    pad)), -1);
+	ATF_CHECK_MSG(errno == ENOSPC, "errno %d (%s), not ENOSPC", errno,
+	    strerror(errno));
+	/* Space again: auditd goes on, the chain whole. */
+	ATF_REQUIRE(unlink("var/filler") == 0);
+	ATF_CHECK_EQ(audit_emit("tool.request", 3, NULL), 0);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 2);
+	stop_auditd(pid);
+}
+ATF_TC_CLEANUP(disk_full, tc)
+{
+	(void)tc;
+	(void)umount2("var", MNT_DETACH);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, disk_full);
 	ATF_TP_ADD_TC(tp, acked_and_written);
 	ATF_TP_ADD_TC(tp, fail_closed);
 	ATF_TP_ADD_TC(tp, refused);
