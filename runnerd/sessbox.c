@@ -300,6 +300,9 @@ pool_refill(void)
 {
 	char why[256];
 
+	/* Sessions off: nothing would ever claim a warm sandbox. */
+	if (conf->runnerd.sessions_max == 0)
+		return;
 	while (pool_size() < (size_t)conf->runnerd.warm_pool)
 		if (sess_start(0, why, sizeof(why)) == NULL) {
 			log_warnx("warm pool: %s", why);

@@ -65,7 +65,45 @@ run_shell_high_cleanup()
 	as_kill_all
 }
 
+atf_test_case warm_pool_off cleanup
+warm_pool_off_head()
+{
+	atf_set "descr" "with sessions off (sessions_max: 0) the warm pool starts no sandbox, whatever warm_pool says"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc"
+	atf_set "timeout" "120"
+}
+warm_pool_off_body()
+{
+	# The control: with sessions on, the pool's bundles appear.
+	AS_RUNNERD_EXTRA="  sessions_max: 1
+  warm_pool: 1"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+	i=0
+	while [ -z "$(ls var/runner/bundles 2>/dev/null)" ]; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "the control's pool never started"
+		sleep 0.05
+	done
+	as_stop
+	rm -rf var run
+	AS_RUNNERD_EXTRA="  sessions_max: 0
+  warm_pool: 2"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+	sleep 2
+	[ -z "$(ls var/runner/bundles 2>/dev/null)" ] ||
+	    atf_fail "a warm sandbox started: $(ls var/runner/bundles)"
+	as_stop
+}
+warm_pool_off_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case run_shell_high
+	atf_add_test_case warm_pool_off
 }
