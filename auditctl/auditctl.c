@@ -35,7 +35,7 @@ usage(void)
 	    "\tping\n"
 	    "\ttail [-f] [-n count]\n"
 	    "\tshow --request-id id [--json]\n"
-	    "\tverify [-f logfile ...]\n"
+	    "\tverify [-k pubkey] [-c checkpoint] [-f logfile ...]\n"
 	    "\tstats\n"
 	    "\trotate\n");
 	exit(2);
@@ -225,24 +225,26 @@ daemon_head(struct ctx *x, uint64_t *seq, char head[SHA256_HEX_LEN + 1])
  * after (at the same seq the digests must be equal).
  */
 static int
-verify_live(struct ctx *x, char *file, struct verify_sum *sum,
-    struct verify_fail *f)
+verify_live(struct ctx *x, char *file, const struct verify_anchor *a,
+    struct verify_sum *sum, struct verify_fail *f)
 {
 	char head[SHA256_HEX_LEN + 1];
 	uint64_t before, after;
 	int r;
 
 	if (!daemon_head(x, &before, head))
-		return verify_files(&file, 1, sum, f);
-	if ((r = verify_files(&file, 1, sum, f)) != 0)
+		return verify_files(&file, 1, a, sum, f);
+	if ((r = verify_files(&file, 1, a, sum, f)) != 0)
 		return r;
+	f->kind = VERIFY_TAMPERED;
 	f->file = file;
 	f->line = sum->records;
 	f->seq = sum->last_seq;
 	if (sum->last_seq < before) {
-		snprintf(f->what, sizeof(f->what), "records after this one are "
-		    "missing: auditd wrote up to seq %llu",
+		snprintf(f->what, sizeof(f->what), "truncated: records after "
+		    "this one are missing: auditd wrote up to seq %llu",
 		    (unsigned long long)before);
+		f->kind = VERIFY_TRUNCATED;
 		return 1;
 	}
 	if (!daemon_head(x, &after, head))
@@ -262,22 +264,55 @@ verify_live(struct ctx *x, char *file, struct verify_sum *sum,
 	return 0;
 }
 
+/*
+ * The public key and the latest checkpoint: given, else configured.
+ * Without a key the chain is still walked, but the result cannot be
+ * "intact": nothing anchors it.
+ */
+static void
+verify_anchor(struct ctx *x, const char *keyfile, const char *ckfile,
+    struct ckpt *latest, struct verify_anchor *a)
+{
+	const char *kf = keyfile ? keyfile : x->conf.auditd.pubkey;
+	const char *cf = ckfile ? ckfile : x->conf.auditd.checkpoint_file;
+
+	a->latest = NULL;
+	if ((a->key = ckpt_pubkey_load(kf)) == NULL && keyfile != NULL)
+		fatal("%s: not an Ed25519 public key", kf);
+	if (ckpt_file_read(cf, latest) == 0)
+		a->latest = latest;
+	else if (ckfile != NULL)
+		fatal("%s: not a checkpoint", cf);
+	if (a->key == NULL)
+		log_warn("no public key to check checkpoints with (%s); give "
+		    "-k, or install auditd's", kf);
+}
+
 /* Exit 0 only when every file given, in order, forms one whole chain. */
 static int
 cmd_verify(struct ctx *x, int argc, char **argv)
 {
 	char *files[VERIFY_MAXFILES], err[1024];
+	const char *keyfile = NULL, *ckfile = NULL;
+	struct verify_anchor a;
 	struct verify_sum sum;
 	struct verify_fail f;
+	struct ckpt latest;
 	size_t n = 0;
 	int c, r;
 
-	while ((c = getopt(argc, argv, "f:")) != -1) {
+	while ((c = getopt(argc, argv, "c:f:k:")) != -1) {
 		switch (c) {
+		case 'c':
+			ckfile = optarg;
+			break;
 		case 'f':
 			if (n == VERIFY_MAXFILES)
 				fatalx("at most %d files", VERIFY_MAXFILES);
 			files[n++] = optarg;
+			break;
+		case 'k':
+			keyfile = optarg;
 			break;
 		default:
 			usage();
@@ -285,18 +320,26 @@ cmd_verify(struct ctx *x, int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
-	if (n == 0) {
-		if (config_load(x->conffile, &x->conf, err, sizeof(err)) == -1)
+	/* Offline, on a copy, there may be no configuration: defaults. */
+	if (config_load(x->conffile, &x->conf, err, sizeof(err)) == -1) {
+		if (n == 0 || errno != ENOENT)
 			fatalx("%s", err);
-		r = verify_live(x, x->conf.auditd.log, &sum, &f);
-	} else
-		r = verify_files(files, n, &sum, &f);
+		config_defaults(&x->conf);
+	}
+	verify_anchor(x, keyfile, ckfile, &latest, &a);
+	if (n == 0)
+		r = verify_live(x, x->conf.auditd.log, &a, &sum, &f);
+	else
+		r = verify_files(files, n, &a, &sum, &f);
+	EVP_PKEY_free(a.key);
+	if (r == -1)
+		f.kind = VERIFY_ERROR;
 	if (r != 0) {
 		x->out->broken(&f);
-		return 1;
+		return f.kind;
 	}
 	x->out->verified(&sum);
-	return 0;
+	return a.key != NULL ? VERIFY_INTACT : VERIFY_ERROR;
 }
 
 static const struct command {

@@ -6,8 +6,23 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "ckpt.h"
+
+/* Exit codes of verify, and the kind of a failure. */
+#define VERIFY_INTACT		0
+#define VERIFY_ERROR		1	/* unreadable, no key */
+#define VERIFY_TAMPERED		2
+#define VERIFY_TRUNCATED	3
+
+/* What the chain is checked against: NULL when unknown. */
+struct verify_anchor {
+	EVP_PKEY		*key;
+	const struct ckpt	*latest;	/* the checkpoint file's */
+};
+
 /* Where a chain first breaks. */
 struct verify_fail {
+	int		 kind;		/* VERIFY_TAMPERED, _TRUNCATED */
 	const char	*file;
 	size_t		 line;
 	uint64_t	 seq;
@@ -22,6 +37,8 @@ struct verify_sum {
 	char		 head[65];
 	int		 anchored;	/* the first record starts the chain */
 	int		 daemon_checked; /* the last record is auditd's head */
+	uint64_t	 checkpoints;	/* records whose signature held */
+	uint64_t	 latest_seq;	/* the checkpoint file's, when reached */
 };
 
 /* Printing, as text or JSON (-j). */
@@ -36,7 +53,7 @@ extern const struct output output_text;
 extern const struct output output_json;
 
 /* verify.c: 0 whole, 1 broken (fail filled in), -1 unreadable. */
-int	 verify_files(char **, size_t, struct verify_sum *,
-	    struct verify_fail *);
+int	 verify_files(char **, size_t, const struct verify_anchor *,
+	    struct verify_sum *, struct verify_fail *);
 
 #endif

@@ -53,6 +53,11 @@ text_verified(const struct verify_sum *v)
 		printf("first record links to an earlier file, not given\n");
 	printf("head: %s%s\n", v->head, v->daemon_checked ?
 	    " (auditd's head)" : "");
+	printf("checkpoints: %llu signed", (unsigned long long)v->checkpoints);
+	if (v->latest_seq > 0)
+		printf(", the latest (seq %llu) reached",
+		    (unsigned long long)v->latest_seq);
+	printf("\n");
 }
 
 static void
@@ -84,19 +89,25 @@ json_object_out(const json_t *o)
 static void
 json_verified(const struct verify_sum *v)
 {
-	json_print(json_pack("{s:b, s:I, s:I, s:I, s:I, s:s, s:b, s:b}", "ok",
-	    1, "files", (json_int_t)v->files, "records",
+	json_print(json_pack("{s:b, s:I, s:I, s:I, s:I, s:s, s:b, s:b, s:I, "
+	    "s:I}", "ok", 1, "files", (json_int_t)v->files, "records",
 	    (json_int_t)v->records, "first_seq", (json_int_t)v->first_seq,
 	    "last_seq", (json_int_t)v->last_seq, "head", v->head,
-	    "anchored", v->anchored, "daemon_checked", v->daemon_checked));
+	    "anchored", v->anchored, "daemon_checked", v->daemon_checked,
+	    "checkpoints", (json_int_t)v->checkpoints, "latest_checkpoint",
+	    (json_int_t)v->latest_seq));
 }
 
 static void
 json_broken(const struct verify_fail *f)
 {
-	json_print(json_pack("{s:b, s:s, s:I, s:I, s:s}", "ok", 0,
+	static const char *const kinds[] = { "intact", "error", "tampered",
+	    "truncated" };
+
+	json_print(json_pack("{s:b, s:s, s:I, s:I, s:s, s:s}", "ok", 0,
 	    "file", f->file, "line", (json_int_t)f->line,
-	    "seq", (json_int_t)f->seq, "error", f->what));
+	    "seq", (json_int_t)f->seq, "error", f->what, "kind",
+	    kinds[f->kind]));
 }
 
 const struct output output_text = {

@@ -4,6 +4,11 @@
  * one before and whose prev is the SHA-256 of the line before.  When a
  * link breaks, the next link tells which side changed: if it holds, the
  * earlier record was altered; if it breaks too, this one was.
+ *
+ * A chain rewritten from some record on is whole again; checkpoints
+ * catch it: each log.checkpoint record must be signed by auditd's key
+ * and name the digest of the record before it, and the log must reach
+ * the latest checkpoint, kept outside it, with the same digest.
  */
 #include <sys/stat.h>
 
@@ -22,6 +27,9 @@ enum line_state { L_RECORD, L_NOTJSON, L_NOTRECORD, L_NONCANON };
 
 struct line {
 	enum line_state	 state;
+	int		 is_ckpt;	/* auditd's log.checkpoint */
+	int		 ckpt_ok;	/* its fields parse */
+	struct ckpt	 ckpt;
 	uint64_t	 seq;
 	char		 digest[SHA256_HEX_LEN + 1];
 	char		 prev[SHA256_HEX_LEN + 1];
@@ -69,6 +77,7 @@ static void
 line_read(struct line *l, const char *s, size_t len)
 {
 	json_t *j, *seq, *prev;
+	const char *ev, *daemon;
 	char *canon;
 
 	memset(l, 0, sizeof(*l));
@@ -88,6 +97,12 @@ line_read(struct line *l, const char *s, size_t len)
 		l->state = canon != NULL && strlen(canon) == len &&
 		    memcmp(canon, s, len) == 0 ? L_RECORD : L_NONCANON;
 		free(canon);
+		ev = json_string_value(json_object_get(j, "event"));
+		daemon = json_string_value(json_object_get(j, "daemon"));
+		l->is_ckpt = ev != NULL && daemon != NULL &&
+		    strcmp(ev, CKPT_EVENT) == 0 && strcmp(daemon, "auditd") == 0;
+		l->ckpt_ok = l->is_ckpt &&
+		    ckpt_parse(json_object_get(j, "fields"), &l->ckpt) == 0;
 	}
 	json_decref(j);
 }
@@ -102,6 +117,7 @@ fail(struct verify_fail *f, const char *file, size_t line, uint64_t seq,
 {
 	va_list ap;
 
+	f->kind = VERIFY_TAMPERED;
 	f->file = file;
 	f->line = line;
 	f->seq = seq;
@@ -154,9 +170,46 @@ link_break(const char *file, const struct line *lines, size_t n, size_t i,
 	    (unsigned long long)c->seq, c->file, c->line);
 }
 
+/*
+ * A checkpoint record vouches for the record before it (c); the
+ * checkpoint file's for the record at its seq.
+ */
+static int
+check_anchor(const char *file, const struct line *l, size_t lineno,
+    const struct chain *c, const struct verify_anchor *a,
+    struct verify_sum *sum, struct verify_fail *f)
+{
+	const struct ckpt *k = a->latest;
+
+	if (k != NULL && k->seq == l->seq) {
+		if (strcmp(k->head, l->digest) != 0)
+			return fail(f, file, lineno, l->seq, "rewritten: "
+			    "checkpoint at seq %llu does not match (the "
+			    "checkpoint file's)", (unsigned long long)k->seq);
+		sum->latest_seq = k->seq;
+	}
+	if (!l->is_ckpt || a->key == NULL)
+		return 0;
+	if (!l->ckpt_ok)
+		return fail(f, file, lineno, l->seq, "altered: a checkpoint "
+		    "record without its fields");
+	if (c->any && (l->ckpt.seq != c->seq ||
+	    strcmp(l->ckpt.head, c->digest) != 0))
+		return fail(f, file, lineno, l->seq, "rewritten: checkpoint "
+		    "at seq %llu does not match", (unsigned long long)
+		    l->ckpt.seq);
+	if (ckpt_verify(a->key, &l->ckpt) == -1)
+		return fail(f, file, lineno, l->seq, "forged: checkpoint at "
+		    "seq %llu: bad signature (or key %s is not ours)",
+		    (unsigned long long)l->ckpt.seq, l->ckpt.key_id);
+	sum->checkpoints++;
+	return 0;
+}
+
 static int
 verify_lines(const char *file, const struct line *lines, size_t n,
-    struct chain *c, struct verify_sum *sum, struct verify_fail *f)
+    const struct verify_anchor *a, struct chain *c, struct verify_sum *sum,
+    struct verify_fail *f)
 {
 	static const char *const what[] = { NULL, "not valid JSON: altered "
 	    "or torn", "not a record (no seq or prev)", "altered: not in "
@@ -177,6 +230,8 @@ verify_lines(const char *file, const struct line *lines, size_t n,
 		    strspn(lines[i].prev, "0") != SHA256_HEX_LEN)
 			return fail(f, file, i + 1, 1, "the first record does "
 			    "not start the chain (prev is not all zeroes)");
+		if (check_anchor(file, &lines[i], i + 1, c, a, sum, f))
+			return 1;
 		if (!c->any) {
 			sum->first_seq = lines[i].seq;
 			sum->anchored = lines[i].seq == 1;
@@ -192,8 +247,8 @@ verify_lines(const char *file, const struct line *lines, size_t n,
 }
 
 static int
-verify_file(const char *file, struct chain *c, struct verify_sum *sum,
-    struct verify_fail *f)
+verify_file(const char *file, const struct verify_anchor *a,
+    struct chain *c, struct verify_sum *sum, struct verify_fail *f)
 {
 	struct line *lines = NULL;
 	size_t len, n = 0, i, start;
@@ -213,7 +268,7 @@ verify_file(const char *file, struct chain *c, struct verify_sum *sum,
 			line_read(&lines[n++], buf + start, i - start);
 			start = i + 1;
 		}
-	r = verify_lines(file, lines, n, c, sum, f);
+	r = verify_lines(file, lines, n, a, c, sum, f);
 	if (r == 0 && start < len)
 		r = fail(f, file, n + 1, c->seq + 1, "torn: %zu bytes after the "
 		    "last record (auditd cuts them at start-up)", len - start);
@@ -224,8 +279,8 @@ verify_file(const char *file, struct chain *c, struct verify_sum *sum,
 
 /* Files in chain order: rotated ones first, the current one last. */
 int
-verify_files(char **files, size_t nfiles, struct verify_sum *sum,
-    struct verify_fail *f)
+verify_files(char **files, size_t nfiles, const struct verify_anchor *a,
+    struct verify_sum *sum, struct verify_fail *f)
 {
 	struct chain c;
 	size_t i;
@@ -235,7 +290,7 @@ verify_files(char **files, size_t nfiles, struct verify_sum *sum,
 	memset(sum, 0, sizeof(*sum));
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < nfiles; i++) {
-		if ((r = verify_file(files[i], &c, sum, f)) != 0) {
+		if ((r = verify_file(files[i], a, &c, sum, f)) != 0) {
 			if (r == -1)
 				fail(f, files[i], 0, 0, "%s", strerror(errno));
 			return r;
@@ -244,5 +299,18 @@ verify_files(char **files, size_t nfiles, struct verify_sum *sum,
 	}
 	sum->last_seq = c.seq;
 	strlcpy(sum->head, c.any ? c.digest : "", sizeof(sum->head));
+	if (a->latest == NULL)
+		return 0;
+	if (a->key != NULL && ckpt_verify(a->key, a->latest) == -1)
+		return fail(f, files[nfiles - 1], 0, a->latest->seq, "forged: "
+		    "the checkpoint file's signature does not hold");
+	if (c.seq < a->latest->seq) {
+		fail(f, files[nfiles - 1], 0, c.seq, "truncated: the log ends "
+		    "at seq %llu, a checkpoint signed seq %llu",
+		    (unsigned long long)c.seq,
+		    (unsigned long long)a->latest->seq);
+		f->kind = VERIFY_TRUNCATED;
+		return 1;
+	}
 	return 0;
 }

@@ -107,12 +107,57 @@ log_dir_open(const char *dir)
 	close(fd);
 }
 
+/* The key's and the checkpoint's: auditd's alone. */
+static void
+state_dir_open(const char *dir)
+{
+	int fd;
+
+	if ((fd = priv_state_dir(dir, auditd_conf.auditd.user)) == -1)
+		fatal("%s", dir);
+	close(fd);
+}
+
+/*
+ * The log is behind its latest checkpoint, or differs at its seq: the
+ * file is moved aside as evidence and a new segment chains from the
+ * checkpoint, starting with what was found.
+ */
+static void
+log_anchor(void)
+{
+	char old[PATH_MAX];
+	const char *event;
+	struct ckpt c;
+	json_t *note;
+
+	if (ckpt_check(&auditd_log, &c, &event, &note) == -1)
+		fatalx("%s: cannot compare the log with its checkpoint",
+		    auditd_conf.auditd.checkpoint_file);
+	if (note == NULL)
+		return;
+	if (strcmp(auditd_conf.auditd.on_truncation, "refuse") == 0)
+		fatalx("%s: %s (on_truncation: refuse)", auditd_log.path,
+		    event);
+	if (alog_rotate(&auditd_log, old, sizeof(old)) == -1)
+		fatal("%s: cannot move the log aside", auditd_log.path);
+	auditd_log.seq = c.seq;
+	memcpy(auditd_log.head, c.head, sizeof(auditd_log.head));
+	if (json_object_set_new(note, "previous_file",
+	    json_string(basename(old))) == -1 ||
+	    writer_own_event(event, note) == -1)
+		fatalx("cannot record %s", event);
+	writer_commit();
+	if (auditd_log.failures > 0)
+		fatal("%s: cannot record %s", auditd_log.path, event);
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct daemon_opts opts;
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	char logdir[PATH_MAX];
+	char logdir[PATH_MAX], ckptdir[PATH_MAX], keydir[PATH_MAX];
 	json_t *note;
 
 	daemon_start(argc, argv, "auditd", &opts, &auditd_conf);
@@ -124,11 +169,18 @@ main(int argc, char *argv[])
 	strlcpy(logdir, auditd_conf.auditd.log, sizeof(logdir));
 	paths.rw[1] = dirname(logdir);
 	log_dir_open(paths.rw[1]);
+	strlcpy(ckptdir, auditd_conf.auditd.checkpoint_file, sizeof(ckptdir));
+	paths.rw[2] = dirname(ckptdir);
+	strlcpy(keydir, auditd_conf.auditd.key, sizeof(keydir));
+	state_dir_open(paths.rw[2]);
+	state_dir_open(dirname(keydir));
+	ckpt_setup(&auditd_conf.auditd);
 	priv_drop(auditd_conf.auditd.user);
 	/* As our own user: rotation makes files in this directory. */
 	if (alog_open(&auditd_log, auditd_conf.auditd.log, &note) == -1)
 		fatal("%s", auditd_conf.auditd.log);
 	readers_grant(auditd_log.fd, auditd_conf.auditd.log, 0);
+	log_anchor();
 	if (note != NULL) {
 		if (writer_own_event("audit.recovered", note) == -1)
 			fatalx("cannot record the recovery");
@@ -141,7 +193,10 @@ main(int argc, char *argv[])
 	sandbox_enter(ROLE_AUDITD, &paths, daemon_trap(&auditd_conf));
 	log_info("%s: seq %llu", auditd_log.path,
 	    (unsigned long long)auditd_log.seq);
+	writer_checkpoint_start();
 	daemon_run();
 	writer_commit();
+	if (writer_checkpoint() == -1)
+		fatalx("%s: no checkpoint at shutdown", auditd_log.path);
 	return 0;
 }

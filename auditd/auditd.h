@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cjson.h"
+#include "ckpt.h"
 #include "config.h"
 #include "server.h"
 
@@ -50,6 +51,14 @@ int	 alog_tail_offset(struct auditlog *, size_t, off_t *);
 int	 alog_scan(struct auditlog *, off_t,
 	    int (*)(const char *, size_t, void *), void *);
 json_t	*arec_new(const char *, const char *, json_t *, json_t *);
+int	 alog_sync_dir(const char *);
+
+/* checkpoint.c */
+void	 ckpt_setup(const struct auditd_conf *);
+int	 ckpt_make(const struct auditlog *, struct ckpt *);
+void	 ckpt_publish(const struct ckpt *);
+int	 ckpt_check(struct auditlog *, struct ckpt *, const char **,
+	    json_t **);
 
 /* scrub.c */
 json_t	*scrub_value(const json_t *);
@@ -61,6 +70,8 @@ int	 writer_dispatch(struct conn *, struct msg *);
 int	 writer_own_event(const char *, json_t *);
 void	 writer_commit(void);
 int	 writer_rotate(const char *, char *, size_t);
+void	 writer_checkpoint_start(void);
+int	 writer_checkpoint(void);
 
 /* control.c */
 int	 control_dispatch(struct conn *, struct msg *);

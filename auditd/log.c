@@ -260,8 +260,8 @@ alog_open(struct auditlog *l, const char *path, json_t **note)
 	return 0;
 }
 
-static int
-sync_dir(const char *path)
+int
+alog_sync_dir(const char *path)
 {
 	char dir[PATH_MAX];
 	int fd, r;
@@ -311,7 +311,7 @@ alog_rotate(struct auditlog *l, char *old, size_t oldlen)
 	l->fd = fd;
 	l->size = 0;
 	l->rotations++;
-	if (sync_dir(l->path) == -1)
+	if (alog_sync_dir(l->path) == -1)
 		log_warn("fsync directory of %s", l->path);
 	return 0;
 }
@@ -330,8 +330,11 @@ alog_tail_offset(struct auditlog *l, size_t count, off_t *off)
 	while (count-- > 0) {
 		if ((nl = last_newline(l->fd, end)) == -2)
 			return -1;
-		if (nl == -1)
+		/* Fewer lines than count: all of them. */
+		if (nl == -1) {
+			*off = 0;
 			return 0;
+		}
 		*off = nl + 1;
 		end = nl;
 	}

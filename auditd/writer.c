@@ -30,6 +30,11 @@ static struct arec	*batch;
 static size_t		 nbatch, cbatch, batch_bytes;
 static uint64_t		 commit_timer;
 
+/* Records since the last checkpoint; the one at batch[0], if any. */
+static uint64_t		 ckpt_since;
+static struct ckpt	 ckpt_next;
+static int		 ckpt_in_batch;
+
 static void
 commit_cb(void *arg)
 {
@@ -88,8 +93,8 @@ valid_name(const char *s, size_t max, int dots)
 
 /*
  * The record for one event, fields scrubbed; NULL with why.  The
- * audit.* names are auditd's own, so no writer can forge a rotation
- * or a recovery.
+ * audit.* and log.* names are auditd's own, so no writer can forge a
+ * rotation, a recovery or a checkpoint.
  */
 static json_t *
 event_record(const struct msg *m, char *why, size_t whylen)
@@ -107,7 +112,7 @@ event_record(const struct msg *m, char *why, size_t whylen)
 	if (!json_is_object(ev))
 		snprintf(why, whylen, "not a JSON object");
 	else if (event == NULL || !valid_name(event, EVENT_NAME_MAX, 1) ||
-	    strncmp(event, "audit.", 6) == 0)
+	    strncmp(event, "audit.", 6) == 0 || strncmp(event, "log.", 4) == 0)
 		snprintf(why, whylen, "bad or missing event name");
 	else if (daemon == NULL || !valid_name(daemon, DAEMON_NAME_MAX, 0))
 		snprintf(why, whylen, "bad or missing daemon name");
@@ -194,6 +199,31 @@ batch_answer(int ok, int err)
 	}
 }
 
+/*
+ * A checkpoint of the head before the batch goes first in it: it costs
+ * one signature and shares the batch's fdatasync.
+ */
+static int
+ckpt_prepend(void)
+{
+	struct arec r;
+
+	if (ckpt_in_batch)
+		return 0;
+	if (ckpt_make(&auditd_log, &ckpt_next) == -1) {
+		log_warnx("checkpoint: cannot sign");
+		return -1;
+	}
+	if (batch_add(arec_new("auditd", CKPT_EVENT, NULL,
+	    ckpt_json(&ckpt_next)), 0, 0, 0) == -1)
+		return -1;
+	r = batch[nbatch - 1];
+	memmove(batch + 1, batch, (nbatch - 1) * sizeof(*batch));
+	batch[0] = r;
+	ckpt_in_batch = 1;
+	return 0;
+}
+
 /* Writes the batch, syncs once, acknowledges (or refuses) every event. */
 void
 writer_commit(void)
@@ -208,6 +238,8 @@ writer_commit(void)
 	}
 	if (nbatch == 0)
 		return;
+	if (ckpt_since >= (uint64_t)auditd_conf.auditd.checkpoint_every)
+		(void)ckpt_prepend();
 	ok = alog_commit(&auditd_log, batch, nbatch) == 0;
 	saved = errno;
 	if (!ok)
@@ -216,6 +248,13 @@ writer_commit(void)
 	batch_answer(ok, saved);
 	if (ok)
 		control_publish(batch, nbatch);
+	if (ok && ckpt_in_batch) {
+		ckpt_publish(&ckpt_next);
+		ckpt_since = 0;
+	}
+	if (ok)
+		ckpt_since += nbatch - (size_t)ckpt_in_batch;
+	ckpt_in_batch = 0;
 	for (i = 0; i < nbatch; i++) {
 		json_decref(batch[i].j);
 		free(batch[i].line);
@@ -248,4 +287,33 @@ writer_rotate(const char *reason, char *old, size_t oldlen)
 		return -1;
 	writer_commit();
 	return 0;
+}
+
+/* A checkpoint now (timer, shutdown) if anything was written since. */
+int
+writer_checkpoint(void)
+{
+	uint64_t failures = auditd_log.failures;
+
+	if (ckpt_since == 0 && nbatch == 0)
+		return 0;
+	if (ckpt_prepend() == -1)
+		return -1;
+	writer_commit();
+	return auditd_log.failures == failures ? 0 : -1;
+}
+
+static void
+ckpt_timer_cb(void *arg)
+{
+	(void)arg;
+	(void)writer_checkpoint();
+	writer_checkpoint_start();
+}
+
+void
+writer_checkpoint_start(void)
+{
+	(void)ev_timer(auditd_conf.auditd.checkpoint_interval * 1000,
+	    ckpt_timer_cb, NULL);
 }

@@ -18,6 +18,7 @@
 
 static const char *const seccomp_modes[] = { "enforce", "trap", NULL };
 static const char *const backends[] = { "gvisor", "kubernetes", NULL };
+static const char *const truncation_modes[] = { "record", "refuse", NULL };
 
 static int
 parse_id(const struct ynode *n, int group, long *id, struct yerr *e)
@@ -362,6 +363,13 @@ static const struct yfield auditd_fields[] = {
 	{ "readers", ACL(struct auditd_conf, readers) },
 	{ "log", STR(struct auditd_conf, log) },
 	{ "rotate_size", NUM(YF_BYTES, struct auditd_conf, rotate_size, 4 * KB, 64 * GB) },
+	{ "key", STR(struct auditd_conf, key) },
+	{ "pubkey", STR(struct auditd_conf, pubkey) },
+	{ "checkpoint_file", STR(struct auditd_conf, checkpoint_file) },
+	{ "checkpoint_every", NUM(YF_INT, struct auditd_conf, checkpoint_every, 1, 1000000) },
+	{ "checkpoint_interval", NUM(YF_SECONDS, struct auditd_conf, checkpoint_interval, 1, 86400) },
+	{ "checkpoint_syslog", STR(struct auditd_conf, checkpoint_syslog) },
+	{ "on_truncation", STR(struct auditd_conf, on_truncation), .choices = truncation_modes },
 	{ NULL }
 };
 
@@ -453,6 +461,17 @@ config_defaults(struct as_config *c)
 	strlcpy(c->auditd.log, "/var/log/agent-sandbox/audit/audit.jsonl",
 	    sizeof(c->auditd.log));
 	c->auditd.rotate_size = 64 * MB;
+	strlcpy(c->auditd.key, "/var/lib/agent-sandbox/auditd/checkpoint.key",
+	    sizeof(c->auditd.key));
+	strlcpy(c->auditd.pubkey, "/etc/agent-sandbox/audit-checkpoint.pub",
+	    sizeof(c->auditd.pubkey));
+	strlcpy(c->auditd.checkpoint_file,
+	    "/var/lib/agent-sandbox/auditd/checkpoint.json",
+	    sizeof(c->auditd.checkpoint_file));
+	c->auditd.checkpoint_every = 1000;
+	c->auditd.checkpoint_interval = 60;
+	strlcpy(c->auditd.on_truncation, "record",
+	    sizeof(c->auditd.on_truncation));
 }
 
 /* 0, or -1 with "file:line: what" in err. */
@@ -646,4 +665,10 @@ config_print(const struct as_config *c)
 	print_acl("readers", &c->auditd.readers);
 	printf("  log: \"%s\"\n  rotate_size: %ld\n", c->auditd.log,
 	    c->auditd.rotate_size);
+	printf("  key: \"%s\"\n  pubkey: \"%s\"\n  checkpoint_file: \"%s\"\n"
+	    "  checkpoint_every: %ld\n  checkpoint_interval: %ld\n"
+	    "  checkpoint_syslog: \"%s\"\n  on_truncation: %s\n",
+	    c->auditd.key, c->auditd.pubkey, c->auditd.checkpoint_file,
+	    c->auditd.checkpoint_every, c->auditd.checkpoint_interval,
+	    c->auditd.checkpoint_syslog, c->auditd.on_truncation);
 }

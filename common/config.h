@@ -132,6 +132,13 @@ struct auditd_conf {
 	struct peer_acl	readers;	/* audit.sock readers: auditctl */
 	char		log[PATH_MAX];
 	long		rotate_size;
+	char		key[PATH_MAX];		/* Ed25519, auditd's alone */
+	char		pubkey[PATH_MAX];	/* written from key at start */
+	char		checkpoint_file[PATH_MAX];	/* the latest one */
+	long		checkpoint_every;	/* records */
+	long		checkpoint_interval;	/* seconds */
+	char		checkpoint_syslog[PATH_MAX];	/* "" = none */
+	char		on_truncation[16];	/* record | refuse */
 };
 
 struct as_config {

@@ -64,11 +64,11 @@ static const int approvald_syscalls[] = {
 	SC_END
 };
 
-/* auditd: the append-only log and its rotation. */
+/* auditd: the append-only log, its rotation, its checkpoint file. */
 static const int auditd_syscalls[] = {
 	SC(openat), SC(pread64), SC(fsync), SC(fdatasync), SC(ftruncate),
 	SC(rename), SC(renameat), SC(renameat2), SC(statx), SC(lstat),
-	SC(stat),
+	SC(stat), SC(fchmod), SC(unlink),
 	SC_END
 };
 

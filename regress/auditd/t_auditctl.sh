@@ -129,7 +129,7 @@ readers_writers_body()
 	atf_check -s exit:1 -e match:"AUDIT_EVENT: not allowed for uid" \
 	    python3 "$EMIT" "$AS_RUN/audit.sock" -n 1
 	# Reading still works; the refused event left no record.
-	atf_check -o match:"#1 runnerd" -o not-match:"#2" \
+	atf_check -o match:"#1 runnerd" -o match:"#2 auditd log.checkpoint" -o not-match:"#3" \
 	    "$(as_bin auditctl)" -f conf.yaml tail
 	as_stop
 }
@@ -176,8 +176,9 @@ ten_records()
 	as_start auditd
 	emit -n 10 >/dev/null
 	as_stop
-	atf_check -o match:"chain intact: 10 records, seq 1..10" \
-	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	atf_check -o match:"chain intact: 11 records, seq 1..11" \
+	    -o match:"checkpoints: 1 signed, the latest \(seq 10\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	cp var/audit.jsonl good.jsonl
 }
 
@@ -196,35 +197,35 @@ l = open("good.jsonl", "rb").read().split(b"\n")
 i = l[4].index(b"\"event\":\"t") + 10
 l[4] = l[4][:i] + bytes([l[4][i] ^ 1]) + l[4][i + 1:]
 open("flip.jsonl", "wb").write(b"\n".join(l))'
-	atf_check -s exit:1 -o match:"^flip.jsonl:5: seq 5: altered" \
-	    "$(as_bin auditctl)" verify -f flip.jsonl
-	atf_check -s exit:1 -o match:'"line":5' -o match:'"seq":5' -o match:'"ok":false' \
-	    "$(as_bin auditctl)" -j verify -f flip.jsonl
+	atf_check -s exit:2 -o match:"^flip.jsonl:5: seq 5: altered" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f flip.jsonl
+	atf_check -s exit:2 -o match:'"line":5' -o match:'"seq":5' -o match:'"ok":false' \
+	    "$(as_bin auditctl)" -f conf.yaml -j verify -f flip.jsonl
 	sed 5d good.jsonl > del.jsonl
-	atf_check -s exit:1 -o match:"^del.jsonl:5: seq 6: record 5 is missing" \
-	    "$(as_bin auditctl)" verify -f del.jsonl
+	atf_check -s exit:2 -o match:"^del.jsonl:5: seq 6: record 5 is missing" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f del.jsonl
 	awk 'NR == 5 { l = $0; next } { print } NR == 6 { print l }' \
 	    good.jsonl > swap.jsonl
-	atf_check -s exit:1 \
+	atf_check -s exit:2 \
 	    -o match:"^swap.jsonl:5: seq 6: out of order: seq 5 belongs here and is at line 6" \
-	    "$(as_bin auditctl)" verify -f swap.jsonl
+	    "$(as_bin auditctl)" -f conf.yaml verify -f swap.jsonl
 	# A changed prev breaks the link on both sides of record 7.
 	sed '7s/"prev":"[0-9a-f]/"prev":"x/' good.jsonl > prev.jsonl
-	atf_check -s exit:1 -o match:"^prev.jsonl:7: seq 7: altered" \
-	    "$(as_bin auditctl)" verify -f prev.jsonl
+	atf_check -s exit:2 -o match:"^prev.jsonl:7: seq 7: altered" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f prev.jsonl
 	sed '3s/,"seq"/, "seq"/' good.jsonl > space.jsonl
-	atf_check -s exit:1 -o match:"^space.jsonl:3: seq 3: altered: not in canonical form" \
-	    "$(as_bin auditctl)" verify -f space.jsonl
+	atf_check -s exit:2 -o match:"^space.jsonl:3: seq 3: altered: not in canonical form" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f space.jsonl
 	sed '8s/^{/[/' good.jsonl > junk.jsonl
-	atf_check -s exit:1 -o match:"^junk.jsonl:8: seq 8: not valid JSON" \
-	    "$(as_bin auditctl)" verify -f junk.jsonl
+	atf_check -s exit:2 -o match:"^junk.jsonl:8: seq 8: not valid JSON" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f junk.jsonl
 	printf '{"daemon":"run' >> good.jsonl
-	atf_check -s exit:1 -o match:"^good.jsonl:11: seq 11: torn" \
-	    "$(as_bin auditctl)" verify -f good.jsonl
+	atf_check -s exit:2 -o match:"^good.jsonl:12: seq 12: torn" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f good.jsonl
 	atf_check -s exit:1 -o match:"No such file" \
-	    "$(as_bin auditctl)" verify -f missing.jsonl
+	    "$(as_bin auditctl)" -f conf.yaml verify -f missing.jsonl
 	# Without -f: the configured log.
-	atf_check -o match:"chain intact: 10 records" "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -o match:"chain intact: 11 records" "$(as_bin auditctl)" -f conf.yaml verify
 }
 
 atf_test_case verify_live cleanup
@@ -246,11 +247,11 @@ l = open("good.jsonl", "rb").read().split(b"\n")
 i = l[4].index(b"\"event\":\"t") + 10
 l[4] = l[4][:i] + bytes([l[4][i] ^ 1]) + l[4][i + 1:]
 open("var/audit.jsonl", "wb").write(b"\n".join(l))'
-	atf_check -s exit:1 -o match:"audit.jsonl:5: seq 5: altered: its digest is not auditd's head" \
+	atf_check -s exit:2 -o match:"audit.jsonl:5: seq 5: altered: its digest is not auditd's head" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	sed '$d' good.jsonl > var/audit.jsonl.new
 	cat var/audit.jsonl.new > var/audit.jsonl
-	atf_check -s exit:1 -o match:"audit.jsonl:4: seq 4: records after this one are missing: auditd wrote up to seq 5" \
+	atf_check -s exit:3 -o match:"audit.jsonl:4: seq 4: truncated: records after this one are missing: auditd wrote up to seq 5" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	# A forged record that links correctly is still not auditd's.
 	python3 -c '
@@ -260,10 +261,9 @@ r = json.loads(last)
 r.update(seq=6, prev=hashlib.sha256(last).hexdigest(), event="tool.result")
 open("var/audit.jsonl", "wb").write(open("good.jsonl", "rb").read() +
     json.dumps(r, sort_keys=True, separators=(",", ":")).encode() + b"\n")'
-	atf_check -s exit:1 -o match:"audit.jsonl:6: seq 6: not written by auditd, whose last record is seq 5" \
+	atf_check -s exit:2 -o match:"audit.jsonl:6: seq 6: not written by auditd, whose last record is seq 5" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
-	atf_check -o match:"chain intact: 6 records" \
-	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	atf_check -o match:"chain intact: 6 records" "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	cat good.jsonl > var/audit.jsonl
 	atf_check -o match:"auditd's head" "$(as_bin auditctl)" -f conf.yaml verify
 	alive
@@ -361,11 +361,11 @@ rotation_body()
 		args="$args -f $f"
 	done
 	atf_check -o match:"chain intact: $((40 + 1 + n)) records, seq 1\.\.$((41 + n)) in $((n + 1)) files" \
-	    "$(as_bin auditctl)" verify $args
+	    "$(as_bin auditctl)" -f conf.yaml verify $args
 	# Each new file starts with audit.rotated linking to the old one.
 	atf_check -o match:'"event":"audit.rotated"' head -1 var/audit.jsonl
 	atf_check -s exit:0 -o match:"first record links to an earlier file" \
-	    "$(as_bin auditctl)" verify -f var/audit.jsonl
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	alive
 	as_stop
 }

@@ -1,0 +1,281 @@
+#! /usr/bin/env atf-sh
+# Signed checkpoints: the attacks a whole hash chain alone misses
+# (truncation across a restart, a consistent rewrite) and the ways a
+# checkpoint itself can be wrong.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+EMIT="$(atf_get_srcdir)/emit.py"
+
+emit()
+{
+	python3 "$EMIT" "$AS_RUN/audit.sock" "$@"
+}
+
+auditd_pid()
+{
+	awk '$2 == "auditd" { p = $1 } END { print p }' pids
+}
+
+# n records, then a stop: the last one is the shutdown checkpoint.
+logged()
+{
+	as_conf
+	as_start auditd
+	emit -n "$1" >/dev/null
+	as_stop
+}
+
+# Recomputes every seq and prev from the first line on, as an intruder
+# without the key would after an edit.
+rechain()
+{
+	python3 -c '
+import hashlib, json, sys
+prev = "0" * 64
+out = []
+for i, line in enumerate(open(sys.argv[1], "rb").read().splitlines()):
+    r = json.loads(line)
+    r.update(seq=i + 1, prev=prev)
+    b = json.dumps(r, sort_keys=True, separators=(",", ":"),
+        ensure_ascii=False).encode()
+    prev = hashlib.sha256(b).hexdigest()
+    out.append(b)
+open(sys.argv[1], "wb").write(b"\n".join(out) + b"\n")' "$1"
+}
+
+atf_test_case truncated_stopped cleanup
+truncated_stopped_head()
+{
+	atf_set "descr" "the tail cut while auditd is stopped: verify says truncated, auditd records log.truncated and chains from the checkpoint"
+}
+truncated_stopped_body()
+{
+	logged 30
+	head -20 var/audit.jsonl > t && cat t > var/audit.jsonl
+	atf_check -s exit:3 -e ignore \
+	    -o match:"truncated: the log ends at seq 20, a checkpoint signed seq 30" "$(as_bin auditctl)" -f conf.yaml verify
+	as_start auditd
+	atf_check -o match:'^#[0-9]+ auditd log.truncated .*"seq_expected":30,"seq_found":20' \
+	    sh -c "$(as_bin auditctl) -f conf.yaml tail -n 1 | cut -d' ' -f2-"
+	# The new segment goes on from the checkpoint: seq 31 links to it.
+	atf_check -o match:'"seq":31' -o match:'"previous_file":"audit.jsonl.000000000020"' \
+	    head -1 var/audit.jsonl
+	atf_check -o match:"chain intact" -o match:"first record links to an earlier file" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	as_stop
+}
+truncated_stopped_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case truncated_refuse cleanup
+truncated_refuse_head()
+{
+	atf_set "descr" "on_truncation: refuse: auditd does not start on a truncated log"
+}
+truncated_refuse_body()
+{
+	logged 10
+	AS_AUDITD_EXTRA="  on_truncation: refuse"
+	as_conf
+	head -5 var/audit.jsonl > t && cat t > var/audit.jsonl
+	atf_check -s not-exit:0 -e match:"log.truncated \(on_truncation: refuse\)" \
+	    "$(as_bin auditd)" -d -f conf.yaml
+	atf_check -o inline:"5\n" sh -c "wc -l < var/audit.jsonl"
+}
+truncated_refuse_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case truncated_running cleanup
+truncated_running_head()
+{
+	atf_set "descr" "the tail cut while auditd runs: verify says truncated"
+}
+truncated_running_body()
+{
+	as_conf
+	as_start auditd
+	emit -n 8 >/dev/null
+	head -5 var/audit.jsonl > t && cat t > var/audit.jsonl
+	atf_check -s exit:3 -e ignore -o match:"truncated: .*auditd wrote up to seq 8" "$(as_bin auditctl)" -f conf.yaml verify
+	as_stop
+}
+truncated_running_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case rewrite cleanup
+rewrite_head()
+{
+	atf_set "descr" "a consistent rewrite (every hash recomputed) without the key is tampered"
+}
+rewrite_body()
+{
+	logged 10
+	sed -i '4s/"event":"tool.request"/"event":"tool.nothing"/' var/audit.jsonl
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# Without the checkpoint records the checkpoint file still knows.
+	grep -v log.checkpoint var/audit.jsonl > t && cat t > var/audit.jsonl
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# auditd sees it too at start, and goes on from the checkpoint.
+	as_start auditd
+	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":11' \
+	    head -1 var/audit.jsonl
+	as_stop
+}
+rewrite_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case bad_signature cleanup
+bad_signature_head()
+{
+	atf_set "descr" "a checkpoint whose signature does not hold, in the log or in the file"
+}
+bad_signature_body()
+{
+	logged 5
+	cp var/audit.jsonl good.jsonl
+	# Re-signed with a key of our own: consistent, but not auditd's.
+	python3 -c '
+import sys
+l = open("good.jsonl").read().splitlines()
+l[5] = l[5].replace("\"sig\":\"", "\"sig\":\"AAAA", 1).replace("AAAA" + l[5].split("\"sig\":\"")[1][:4], "AAAA", 1)
+open("var/audit.jsonl", "w").write("\n".join(l) + "\n")'
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"forged: checkpoint at seq 5: bad signature" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -k audit-checkpoint.pub -c ckpt/checkpoint.json
+	cp good.jsonl var/audit.jsonl
+	sed -i 's/"sig":"..../"sig":"AAAA/' ckpt/checkpoint.json
+	atf_check -s exit:2 -o match:"forged: the checkpoint file's signature does not hold" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+}
+bad_signature_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case checkpoint_age cleanup
+checkpoint_age_head()
+{
+	atf_set "descr" "a checkpoint file older than the log is fine, one newer than the log means truncated"
+}
+checkpoint_age_body()
+{
+	logged 5
+	cp ckpt/checkpoint.json old.json
+	as_start auditd
+	emit -n 5 >/dev/null
+	as_stop
+	atf_check -o match:"chain intact: 12 records" -o match:"the latest \(seq 5\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -c old.json
+	# A log replaced by an older copy of itself.
+	head -6 var/audit.jsonl > older.jsonl
+	atf_check -s exit:3 -o match:"truncated: the log ends at seq 6, a checkpoint signed seq 11" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f older.jsonl
+	cp older.jsonl var/audit.jsonl
+	as_start auditd
+	atf_check -o match:'"event":"log.truncated"' head -1 var/audit.jsonl
+	as_stop
+}
+checkpoint_age_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case missing_key cleanup
+missing_key_head()
+{
+	atf_set "descr" "without a public key verify says so and does not call the log intact"
+}
+missing_key_body()
+{
+	logged 3
+	rm audit-checkpoint.pub
+	atf_check -s exit:1 -o match:"chain intact" \
+	    -e match:"no public key to check checkpoints with .*audit-checkpoint.pub" "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -s exit:1 -e match:"nokey.pub: not an Ed25519 public key" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -k nokey.pub
+}
+missing_key_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case spliced cleanup
+spliced_head()
+{
+	atf_set "descr" "a record spliced in from another log, even rechained, is tampered"
+}
+spliced_body()
+{
+	logged 6
+	cp var/audit.jsonl a.jsonl
+	mkdir other && (cd other && logged 6)
+	sed -n 3p other/var/audit.jsonl > rec
+	sed '3r rec' a.jsonl > var/audit.jsonl
+	atf_check -s exit:2 -o match:"seq 3: " "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 6 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+}
+spliced_cleanup()
+{
+	as_kill_all
+	(cd other 2>/dev/null && as_kill_all)
+}
+
+atf_test_case sink cleanup
+sink_head()
+{
+	atf_set "descr" "each checkpoint goes to the syslog socket as an RFC 5424 message"
+	atf_set "timeout" "30"
+}
+sink_body()
+{
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("sink.sock")
+open("sink.ready", "w").close()
+s.settimeout(20)
+open("sink.txt", "wb").write(s.recv(4096))' &
+	sink=$!
+	while [ ! -e sink.ready ]; do sleep 0.05; done
+	AS_AUDITD_EXTRA="  checkpoint_syslog: $(pwd)/sink.sock
+  checkpoint_every: 3"
+	as_conf
+	as_start auditd
+	emit -n 4 >/dev/null
+	wait $sink
+	atf_check -o match:'^<110>1 [0-9T:-]+Z - auditd [0-9]+ checkpoint - \{"head":"[0-9a-f]{64}","key_id":"[0-9a-f]{16}","seq":3,"sig":"' \
+	    cat sink.txt
+	as_stop
+}
+sink_cleanup()
+{
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case truncated_stopped
+	atf_add_test_case truncated_refuse
+	atf_add_test_case truncated_running
+	atf_add_test_case rewrite
+	atf_add_test_case bad_signature
+	atf_add_test_case checkpoint_age
+	atf_add_test_case missing_key
+	atf_add_test_case spliced
+	atf_add_test_case sink
+}
