@@ -6,6 +6,8 @@ LIBEXECDIR ?= $(PREFIX)/libexec/agent-sandbox
 DATADIR	?= $(PREFIX)/share/agent-sandbox
 MANDIR	?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc/agent-sandbox
+STATEDIR ?= /var/lib/agent-sandbox
+LOGDIR	?= /var/log/agent-sandbox
 SYSTEMDDIR ?= /lib/systemd/system
 BUILD	?= obj
 CC	?= cc
@@ -191,7 +193,9 @@ INSTALL_MAN_auditctl.8 := as-auditctl.8
 INSTALL_PATHS = sed -e 's|/usr/local/libexec/agent-sandbox|$(LIBEXECDIR)|g' \
 	    -e 's|/usr/local/share/agent-sandbox|$(DATADIR)|g' \
 	    -e 's|/usr/local/bin|$(BINDIR)|g' \
-	    -e 's|/etc/agent-sandbox|$(SYSCONFDIR)|g'
+	    -e 's|/etc/agent-sandbox|$(SYSCONFDIR)|g' \
+	    -e 's|/var/lib/agent-sandbox|$(STATEDIR)|g' \
+	    -e 's|/var/log/agent-sandbox|$(LOGDIR)|g'
 
 install: $(PROGS:%=$(BUILD)/bin/%)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
@@ -219,7 +223,8 @@ install: $(PROGS:%=$(BUILD)/bin/%)
 		test -e $(DESTDIR)$(SYSCONFDIR)/$$f || { \
 		$(INSTALL_PATHS) etc/$$f > $(DESTDIR)$(SYSCONFDIR)/$$f && \
 		chmod 0644 $(DESTDIR)$(SYSCONFDIR)/$$f; }; done
-	if [ -z "$(DESTDIR)" ]; then scripts/create-users; fi
+	if [ -z "$(DESTDIR)" ]; then scripts/create-users && \
+	    scripts/audit-key $(STATEDIR)/auditd $(SYSCONFDIR); fi
 
 clean:
 	rm -rf obj obj-asan obj-fuzz

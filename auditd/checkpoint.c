@@ -144,8 +144,14 @@ ckpt_setup(const struct auditd_conf *ac)
 		fatalx("%s: not an Ed25519 private key", ac->key);
 	if (priv_give(ac->key, ac->user) == -1)
 		fatal("%s", ac->key);
+	/*
+	 * make install writes it; where the configuration's directory is
+	 * read-only to us (systemd's ProtectSystem=strict) a missing one is
+	 * said, not fatal: the log is signed all the same.
+	 */
 	if (pubkey_write(ac->pubkey) == -1)
-		fatal("%s", ac->pubkey);
+		log_warn("%s: cannot write the checkpoint public key; "
+		    "auditctl verify -k needs it", ac->pubkey);
 	if (ac->checkpoint_syslog[0] == '\0')
 		return;
 	/* Unconnected: a restarted receiver is found again by its path. */

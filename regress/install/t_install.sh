@@ -31,16 +31,15 @@ install_suite()
 	chmod 755 "$B"
 	build=$(dirname "$(atf_config_get bindir)")
 	set -- -s -C "$(as_src)" BUILD="$build" PREFIX="$B/usr" \
-	    SYSCONFDIR="$B/etc" SYSTEMDDIR="$B/systemd"
+	    SYSCONFDIR="$B/etc" SYSTEMDDIR="$B/systemd" \
+	    STATEDIR="$B/var/lib" LOGDIR="$B/var/log"
 	make "$@" install > install.log 2>&1 ||
 	    { cat install.log >&2; atf_fail "make install failed"; }
+	echo "$*" > install.args
 	user_ensure $AGENT _asagent
 	user_ensure $OPERATOR _asoperator
 	user_ensure $STRANGER
-	sed -i -e "s|/run/agent-sandbox|$B/run|" \
-	    -e "s|/var/lib/agent-sandbox|$B/var/lib|" \
-	    -e "s|/var/log/agent-sandbox|$B/var/log|" \
-	    "$B/etc/agent-sandbox.yaml"
+	sed -i -e "s|/run/agent-sandbox|$B/run|" "$B/etc/agent-sandbox.yaml"
 	sed -i -e "s|^terraform_root:.*|terraform_root: $B/terraform|" \
 	    "$B/etc/policy.yaml"
 	# What the units' RuntimeDirectory=, StateDirectory= and
@@ -265,9 +264,8 @@ units_verify_body()
 	    atf_fail "the units are not Type=notify"
 	# A second install, and create-users again, change nothing.
 	(cd "$B" && find . -type f -exec sha256sum {} + | sort) > first
-	make -s -C "$(as_src)" BUILD="$(dirname "$(atf_config_get bindir)")" \
-	    PREFIX="$B/usr" SYSCONFDIR="$B/etc" SYSTEMDDIR="$B/systemd" \
-	    install > install2.log 2>&1 ||
+	# shellcheck disable=SC2046
+	make $(cat install.args) install > install2.log 2>&1 ||
 	    { cat install2.log >&2; atf_fail "a second make install failed"; }
 	(cd "$B" && find . -type f -exec sha256sum {} + | sort) > second
 	# install_suite edited the configuration and the policy: a second
