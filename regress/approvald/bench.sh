@@ -31,6 +31,9 @@ auditd:
   peers: { users: [$uid] }
   readers: { users: [$uid] }
   log: $W/var/audit.jsonl
+  key: $W/var/ckpt/checkpoint.key
+  pubkey: $W/var/audit-checkpoint.pub
+  checkpoint_file: $W/var/ckpt/checkpoint.json
 CONF
 
 pids=""

@@ -57,8 +57,10 @@ write_conf(const char *dir)
 		err(1, "%s", path);
 	fprintf(f, "runtime_dir: %s/run\nauditd:\n  user: \"\"\n"
 	    "  peers: { users: [%u] }\n  readers: { users: [%u] }\n"
-	    "  log: %s/audit.jsonl\n  rotate_size: 1G\n", dir,
-	    (unsigned)getuid(), (unsigned)getuid(), dir);
+	    "  log: %s/audit.jsonl\n  rotate_size: 1G\n"
+	    "  key: %s/ckpt/checkpoint.key\n  pubkey: %s/checkpoint.pub\n"
+	    "  checkpoint_file: %s/ckpt/checkpoint.json\n", dir,
+	    (unsigned)getuid(), (unsigned)getuid(), dir, dir, dir, dir);
 	fclose(f);
 }
 

@@ -113,6 +113,9 @@ auditd:
   user: ""
   peers: {{ users: [{uid}] }}
   log: {w}/audit.jsonl
+  key: {w}/ckpt/checkpoint.key
+  pubkey: {w}/audit-checkpoint.pub
+  checkpoint_file: {w}/ckpt/checkpoint.json
 brokerd:
   user: ""
   peers: {{ users: [{uid}] }}

@@ -189,6 +189,9 @@ suite_start(const char *ca, enum audit_kind audit)
 	    "  user: \"\"\n"
 	    "  peers: { users: [%u] }\n"
 	    "  log: %s/audit.jsonl\n"
+	    "  key: %s/ckpt/checkpoint.key\n"
+	    "  pubkey: %s/checkpoint.pub\n"
+	    "  checkpoint_file: %s/ckpt/checkpoint.json\n"
 	    "brokerd:\n"
 	    "  user: \"\"\n"
 	    "  peers: { users: [%u] }\n"
@@ -216,8 +219,8 @@ suite_start(const char *ca, enum audit_kind audit)
 	    "    cloud:\n"
 	    "      engine: aws\n"
 	    "      tools: [aws_list_buckets]\n",
-	    rundir, (unsigned)getuid(), cwd, (unsigned)getuid(), cwd,
-	    atoi(port), cwd, ca, cwd, cwd);
+	    rundir, (unsigned)getuid(), cwd, cwd, cwd, cwd,
+	    (unsigned)getuid(), cwd, atoi(port), cwd, ca, cwd, cwd);
 	write_text("conf.yaml", conf);
 	if (audit == AUDIT_REAL) {
 		FMT(aud, "%s/../../bin/auditd", here);

@@ -44,6 +44,9 @@ auditd:
   peers: { users: [$(id -u)] }
   readers: { users: [$(id -u)] }
   log: $1/var/audit.jsonl
+  key: $1/var/ckpt/checkpoint.key
+  pubkey: $1/var/audit-checkpoint.pub
+  checkpoint_file: $1/var/ckpt/checkpoint.json
 CONF
 	for d in auditd approvald brokerd runnerd; do
 		"$RD_BIN/$d" -d -f "$1/conf.yaml" > "$1/$d.log" 2>&1 &

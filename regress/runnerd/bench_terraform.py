@@ -51,6 +51,9 @@ auditd:
   peers: {{ users: [{uid}] }}
   readers: {{ users: [{uid}] }}
   log: {w}/var/audit.jsonl
+  key: {w}/var/ckpt/checkpoint.key
+  pubkey: {w}/var/audit-checkpoint.pub
+  checkpoint_file: {w}/var/ckpt/checkpoint.json
 """
 
 
