@@ -206,14 +206,32 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 	return 1;
 }
 
+#define NTOKENS	(sizeof(tokens) / sizeof(tokens[0]))
+_Static_assert(NTOKENS <= 64, "one bit per token in candidates[]");
+
+/*
+ * Tried in table order, but only those that can start with s[i]: a set
+ * of them per first byte, built on first use.
+ */
 static int
 match_tokens(const char *s, size_t len, size_t i, struct hit *h)
 {
+	static uint64_t candidates[256];
+	static int built;
+	uint64_t m;
 	size_t k;
+	int c;
 
-	for (k = 0; k < sizeof(tokens) / sizeof(tokens[0]); k++)
-		if ((tokens[k].plen == 0 || s[i] == tokens[k].prefix[0]) &&
-		    match_token(&tokens[k], s, len, i, h))
+	if (!built) {
+		for (k = 0; k < NTOKENS; k++)
+			for (c = 0; c < 256; c++)
+				if (tokens[k].plen == 0 ||
+				    (unsigned char)tokens[k].prefix[0] == c)
+					candidates[c] |= 1ULL << k;
+		built = 1;
+	}
+	for (m = candidates[(unsigned char)s[i]]; m != 0; m &= m - 1)
+		if (match_token(&tokens[__builtin_ctzll(m)], s, len, i, h))
 			return 1;
 	return 0;
 }
