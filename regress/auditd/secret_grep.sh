@@ -14,7 +14,7 @@ awskey='(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z
 pem='PRIVATE KEY-----|LS0tLS1CRUdJTi'
 github="$b(gh[pousr]_[A-Za-z0-9_]{36,}|github_pat_[A-Za-z0-9_]{60,})"
 vendor="$b(glpat-[A-Za-z0-9_-]{20,}|xox[abprs]-[A-Za-z0-9_-]{20,}|[sr]k_(live|test)_[A-Za-z0-9_]{16,}|AIza[A-Za-z0-9_-]{35}|npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_]))"
-llm="${b}sk-$mixed[A-Za-z0-9_-]{32,}"
+llm="${b}sk-(ant-$mixed[A-Za-z0-9_-]{32,}|$mixed[A-Za-z0-9_-]{40,})"
 # scheme://user:password@host, the password not already cut.
 url='[A-Za-z][A-Za-z0-9+.-]*://[^:@/?#<"'"'"'\s]*:(?!<redacted)[^@/?#"'"'"'\s]+@'
 # password=v, "token": "v", secret: v (JSON's quotes escaped or not).
