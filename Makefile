@@ -89,6 +89,8 @@ TOOL_BINS := $(TOOL_SRCS:%.c=$(BUILD)/%)
 $(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# bench_scrub times auditd's scrubber itself.
+$(BUILD)/regress/auditd/bench_scrub: $(BUILD)/auditd/scrub.o
 
 # kyua runs from a copy of regress/ that holds the built test programs.
 REGRESS_FILES := $(filter-out %.c,$(shell find regress -name __pycache__ -prune -o -type f -print))
@@ -164,6 +166,8 @@ bench: all
 	@regress/approvald/bench.sh $(BUILD)
 	@echo "== auditd: durable events per second, 1, 8 and 64 writers"
 	@$(BUILD)/regress/auditd/bench_audit -t 5 $(abspath $(BUILD)/bin)
+	@echo "== auditd: the scrubber's cost per record"
+	@$(BUILD)/regress/auditd/bench_scrub
 	@echo "== brokerd: added latency of issue + revoke against the Vault double"
 	@python3 regress/brokerd/bench.py $(BUILD)/bin 300
 	@echo "== runnerd: cold start against bare runsc; sandboxes per second"

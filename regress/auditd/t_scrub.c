@@ -23,6 +23,288 @@ static const char *const secrets[] = {
 };
 #define NSECRETS	(sizeof(secrets) / sizeof(secrets[0]))
 
+/* before, secret, after, kind: before and after stay byte for byte. */
+static const struct sample {
+	const char	*before, *secret, *after, *kind;
+} positives[] = {
+	{ "echo ",
+	    "ghp_mHtGpGL43CKhh0tuH4gLHyreE3IwETcUHZ9l",
+	    "\n", "github-token" },
+	{ "git clone https://",
+	    "ghp_0kmTyv8am04Nwo7g4xHAAGjekvxHm7Z1G3op",
+	    "@github.com/o/r.git", "github-token" },
+	{ "token is [",
+	    "gho_k5Y8wJVzpAXIG70cOKfaAFDLUHU1PkByBRJ9",
+	    "]", "github-token" },
+	{ "Using ",
+	    "ghu_vu6puiatngoQr2S9eIMhxRUJyjSPOXu1rz6a",
+	    " for the app", "github-token" },
+	{ "\"",
+	    "ghs_UUsJJMT7BepRK7F9BEmP36sEl9mdtQq4zUK8",
+	    "\"", "github-token" },
+	{ "refresh with ",
+	    "ghr_ossX6WyVIOul5J9WvGGcJvzwDq6g7YSNZB7dUws0SZgODZ2Yks47et"
+	    "kI4Eyyvgh6sMLWls28ZP0M",
+	    ".", "github-token" },
+	{ "gh auth login --with-token <<< ",
+	    "github_pat_fSNajvqLcRkjYeuWFx8L8X_JvO8hEjZ4fJfJdnBb6HGKJfj"
+	    "yy76BuqynayOzKlQBG7tKBUAajYco5ldwrh",
+	    "", "github-token" },
+	{ "pat\t",
+	    "github_pat_tWNfF5CmZlNAjw7HBkaTrE_bMWIexH2P3zQkTJCCbqKp7oZ"
+	    "LK0G4wXR7gvBdknN938Wwhr648Pj6uprLIU",
+	    "\t2026", "github-token" },
+	{ "glab: ",
+	    "glpat-jOZeT_yd4_LmXsWRVf1s",
+	    "", "gitlab-token" },
+	{ "curl --header 'PRIVATE: ",
+	    "glpat-vusYxVQoorhQk64pYoewmGo4D7",
+	    "' https://gitlab.example", "gitlab-token" },
+	{ "slack: ",
+	    "xoxb-1234567890-2345678901234-lKS6bVa7SK9ZsUtfnFXPgdk6",
+	    " ok", "slack-token" },
+	{ "(",
+	    "xoxp-1234567890-1234567890-1234567890123-wmwcpoat9rqknmrv8"
+	    "fjarqzcmqz1il8g1",
+	    ")", "slack-token" },
+	{ "app ",
+	    "xoxa-2-rniH3T74RBPK7pSMcF4QHqTYXVXkPtvJH9n5jIt9",
+	    "", "slack-token" },
+	{ "refresh ",
+	    "xoxr-e7svLTLsgse6mjSiLV5xr9-yXliIGZhGdlAdHEdg3zpspDAhTcckD"
+	    "dvRUGXS",
+	    "", "slack-token" },
+	{ "session ",
+	    "xoxs-1234567890-up7ZMMJX7UsG6XztQcp9pYtvjwW1wOILLu8o9AQq",
+	    "\n", "slack-token" },
+	{ "stripe.api_key: ",
+	    "sk_live_MDhxdmq7J2lu6g9Gf1quf87h",
+	    "", "stripe-key" },
+	{ "Stripe key ",
+	    "sk_live_OTG3gUZsXf0yHt8eBnnPurg4va37Oys5POOnUEl5Zmuuy3AWzL"
+	    "g07vmsTHqTYliAOiz60mqORhEGM8FDCbutZstyzteHliJaACH",
+	    " loaded", "stripe-key" },
+	{ "restricted ",
+	    "rk_live_8PExzBxLuFfwo59WP7a6ayYJ",
+	    "", "stripe-key" },
+	{ "test mode ",
+	    "sk_test_FWTfGisidePgCVG9718EcOmE",
+	    ", ok", "stripe-key" },
+	{ "[",
+	    "rk_test_jSoDklbCsKzbTnq6LhslhMY85XxXkP2Qb5MbFrhr",
+	    "]", "stripe-key" },
+	{ "https://maps.googleapis.com/maps/api/geocode/json?key=",
+	    "AIzabfau630SFkJYMcIPdrGFkXlZ963WyNV8bVQ",
+	    "&address=x", "google-api-key" },
+	{ "GOOGLE_API_KEY=",
+	    "AIzarr5ubs-v90T2BlagYRiD4acxFORDTaaoT7K",
+	    "", "google-api-key" },
+	{ "maps ",
+	    "AIza6tekyttbx2Caq_xMODdU4x4bR9uKc1bkqoS",
+	    " ", "google-api-key" },
+	{ "//registry.npmjs.org/:_authToken=",
+	    "npm_MkRbhVXF8sJXQzUeDbwPUvyTnOlayCRznded",
+	    "\n", "npm-token" },
+	{ "npm publish with ",
+	    "npm_8ZLprQexOSCB49ErhZ54u4wzfeHk0qVKBPYD",
+	    "", "npm-token" },
+	{ "OPENAI ",
+	    "sk-3FJSNHzPpBaFU7oU3FLtzB9rnfarG3RzszGbteXyMYoUIDXH",
+	    "", "openai-key" },
+	{ "client = OpenAI(",
+	    "sk-proj-H66nIlXIn4u50Q2AHLDdFuUC_qKLQ9XaXUVeqoGSSbhv-lPtzY"
+	    "e8FLY0wMLJN44nDGAhvjVxdxRkB0oHdsxKR09OLHf8z0hcp_bnHLIARrnc"
+	    "0QXrdkBZBbKT",
+	    ")", "openai-key" },
+	{ "svc ",
+	    "sk-svcacct-EDe59YwpTYNso6l70mjVOeIShe9P9qTvSfHzWRGrKGGQfh4"
+	    "HIjTpPXZ7GVf0UjU_i9bSVNQyXLxkKdx4",
+	    "", "openai-key" },
+	{ "x-api ",
+	    "sk-ant-api03-rVfFCXidGWZ-fznbO0guS0xJo4QeMxpDIFbkzknsoUkNo"
+	    "xGrD3TmegFXrpVVE_Ln0M6ufdMXg5EbU59TxABd4OMiMbCZhAA",
+	    "", "anthropic-key" },
+	{ "claude ",
+	    "sk-ant-oat01-9FlG9E15oIweX8CfzDDlMYTwJV-aQ_f76ZuPguYk00C-O"
+	    "tJzfbfX3g8FFOLH4vAZoVC40SSwJDO7Ht_uxT-q2Y0Nc0qv6AA",
+	    " ok", "anthropic-key" },
+	{ "psql postgres://app:",
+	    "Pg5ecret-2026",
+	    "@db.internal:5432/app", "url-password" },
+	{ "mysql://root:",
+	    "r00tPw",
+	    "@127.0.0.1/mysql", "url-password" },
+	{ "redis://:",
+	    "Redis%40pw9",
+	    "@cache:6379/0", "url-password" },
+	{ "git push https://x-access-token:",
+	    "Xq9secretvalue",
+	    "@github.com/o/r", "url-password" },
+	{ "amqp://guest:",
+	    "gu3st!",
+	    "@rabbit/vhost", "url-password" },
+	{ "DATABASE_URL=mongodb+srv://svc:",
+	    "M0ngoPass",
+	    "@cluster0.mongodb.net/db", "url-password" },
+	{ "mysql -u root password=",
+	    "Hunt3r2x",
+	    " -h db", "secret-value" },
+	{ "passwd=",
+	    "s3cr3tpw",
+	    "", "secret-value" },
+	{ "secret: ",
+	    "Tr0ub4dor",
+	    "\nnext: 1", "secret-value" },
+	{ "token: ",
+	    "abcDEF123xyz",
+	    "", "secret-value" },
+	{ "{\"api_key\": \"",
+	    "Zk8mQ2pL9v",
+	    "\", \"n\": 1}", "secret-value" },
+	{ "private_key='",
+	    "MIIBVgIBADAN Bgkq",
+	    "'", "secret-value" },
+	{ "PGPASSWORD=",
+	    "Postgr3sPw",
+	    " psql -h db", "secret-value" },
+	{ "export DB_PASSWORD=",
+	    "dbPw-778",
+	    "\n", "secret-value" },
+	{ "mysqldump --password=",
+	    "Dump3rPw",
+	    " app", "secret-value" },
+	{ "Authorization: Bearer ",
+	    "opaque-Tok3n-value",
+	    "\r\n", "secret-value" },
+	{ "authorization: Basic ",
+	    "YWxhZGRpbjpvcGVuc2VzYW1l",
+	    "", "secret-value" },
+	{ "apiKey: ",
+	    "k3yValue99",
+	    "", "secret-value" },
+	{ "client_secret=\"",
+	    "two words here",
+	    "\" next", "secret-value" },
+	{ "{\"password\":\"",
+	    "a\\\"quoted\\\"pw",
+	    "\"}", "secret-value" },
+	{ "url?user=a&password=",
+	    "Qs9pw",
+	    "&x=1", "secret-value" },
+	{ "SECRET_KEY = '",
+	    "dj4ngo-s3cret-k3y",
+	    "'", "secret-value" },
+	{ "data:\n  tls.key: ",
+	    "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0"
+	    "NBUUVBWGxvODhuaGNJb01qSHNKQ0MzUFB4bDV3RVhCYlRGWVhEWVM2YTNh"
+	    "OWtJZklwWjdQSW15ZVpvbTgxQXoxRkc0Vwp6a1VkeFhFMjVEOTlVYm5pbH"
+	    "NoYmRFMWJlZW84N1RHWVZKN3BqYmxSUlo1WUVjSWhGMFhaRktvcEp1dlNI"
+	    "TnJOCi0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0t",
+	    "\n", "private-key" },
+	{ "echo '",
+	    "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0"
+	    "NBUUVBWGxvODhuaGNJ\nb01qSHNKQ0MzUFB4bDV3RVhCYlRGWVhEWVM2YT"
+	    "NhOWtJZklwWjdQSW15ZVpvbTgxQXoxRkc0Vwp6\na1VkeFhFMjVEOTlVYm"
+	    "5pbHNoYmRFMWJlZW84N1RHWVZKN3BqYmxSUlo1WUVjSWhGMFhaRktvcEp1"
+	    "\ndlNITnJOCi0tLS0tRU5EIFJTQSBQUklWQVRFIEtFWS0tLS0t",
+	    "' | base64 -d", "private-key" },
+	{ "key:\n",
+	    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAA"
+	    "AAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxO"
+	    "QAAACD6qcpi7EWGB9sQQTiCwS094ev9IoKbt2MJwBPod98JUpEWhHC0r\n"
+	    "-----END OPENSSH PRIVATE KEY-----",
+	    "\n", "private-key" },
+	{ "",
+	    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAXlo88nhcI"
+	    "oMjHsJCC3PPxl5wEXBbTFYXDYS6a3a9kIfIpZ7PImyeZom81Az1FG4W\nz"
+	    "kUdxXE25D99UbnilshbdE1beeo87TGYVJ7pjblRRZ5YEcIhF0XZFKopJuv"
+	    "SHNrN\n-----END RSA PRIVATE KEY-----",
+	    "", "private-key" },
+	{ "ec=",
+	    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIj6X28fpZKejYL59ez"
+	    "LjtaCskntVLd3ro9XdZma9tGPpKeAD8kQsIoHJgmrb5\n-----END EC P"
+	    "RIVATE KEY-----",
+	    " end", "private-key" },
+	{ "vault login ",
+	    "hvs.CAESIsQBJ3gGCArqScu-eRMpulTWEltoLvGuehcrCySx4quXb7oYNk"
+	    "frkrf12k9Pi8UWXmA0OpZ1ck_nnXNcV",
+	    "", "vault-token" },
+	{ "batch ",
+	    "hvb.AAAAAQhvTQAwhgy_vpzQYiC0V047aJ1OWVwkzuWVAE3xOT5_fk-VWv"
+	    "0bfR89dBOgfRGlUeYrZSwwTaHRvaT1PsrcAXC5GWzug3q76UF4iUKeV4wd"
+	    "vI2KpnPZNgvT1o",
+	    "", "vault-token" },
+	{ "legacy ",
+	    "s.ig6D5a7YX9QycalEtN9AbxUu",
+	    " ok", "vault-token" },
+	{ "id=",
+	    "AKIANYAEY3D4AFK6I2OW",
+	    "", "aws-key-id" },
+	{ "session ",
+	    "ASIA44DXJG4H61FXY6GS",
+	    ",", "aws-key-id" },
+	{ "aws_access_key_id ",
+	    "AKIA7IRLTH1SSARQ3YL4",
+	    "", "aws-key-id" },
+	{ "export AWS_SECRET_ACCESS_KEY ",
+	    "JPPCWwVt3apfB+mexoTG/jKWIrS3Ov4s8gItTQPC",
+	    "\n", "aws-secret" },
+	{ "bearer ",
+	    "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJpc3MiOiJrdWJlcm5ldGV"
+	    "zIn0.jyCy7o5ocFuyIEfwFiwJCPLewubiCErT6S9l-SuFER4",
+	    " done", "jwt" },
+	{ "[",
+	    "eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhZ2VudCJ9."
+	    "h0xjNPOdz0u3dztzBG52m-dQUyUZQF8NtdtWFy6OO5CizFTpEXCkBK7_Ql"
+	    "vQsdbl_4RUUkSGCYvUT5LQdG5HcL",
+	    "]", "jwt" },
+};
+
+static const char *const negatives[] = {
+	"sha256 9f4c6b51ff487c32d9aa740540e50d1b2ec0fbaa82e01d5ba30"
+	    "21e91cfa7b617",
+	"sha256:42a462b9c8388814bbccd717129df8a726c433ea61cdd45ba89"
+	    "22ead17e0b989",
+	"commit 3f786850e387550fdab836ed7e6dc881de23001b",
+	"request req-0123456789abcdef done",
+	"approval apr-c2c19bb2d26e902e704b39b06048167c",
+	"session ses-00ff00ff00ff00ff claimed",
+	"uuid 123e4567-e89b-12d3-a456-426614174000",
+	"plan_digest=n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=",
+	"digest sha256-ShKZipk7ni2qyiJ/yIomeDhfrpTKz8kxpTy3yrZ5lEY=",
+	"run task-runner now",
+	"pip install sk-learn scikit-learn",
+	"the sk-learn-based-classifier-for-everything-you-need",
+	"/var/lib/agent-sandbox/secrets/token",
+	"/home/user/.ssh/id_ed25519 and ~/.aws/credentials",
+	"token_ttl: 600",
+	"secret_name=db-creds",
+	"tokens_used_count=12",
+	"https://github.com:443/org/repo",
+	"ssh://git@github.com/org/repo.git",
+	"git@github.com:org/repo.git",
+	"mail alice@example.com",
+	"AKIA alone, AKIA1234 short",
+	"ghp_short gho_ xoxb-1 AIzaShort npm_x",
+	"s.short hvs.short",
+	"-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----EN"
+	    "D CERTIFICATE-----",
+	"-----BEGIN PUBLIC KEY-----",
+	"header eyJhbGciOiJIUzI1NiJ9 alone",
+	"password:\n",
+	"Error: token expired, retry",
+	"scope k8s-pod-reader lease kubernetes/creds/x/q1W2e3",
+	"version: 1.2.3 at 2026-12-01T03:39:05Z",
+	"if (password == NULL)",
+	"npm_config_cache=/tmp/npm",
+	"lease aws/creds/deploy/AbCd1234",
+	"Terraform will perform the following actions: aws_s3_bucke"
+	    "t.b",
+	"x=y a==b k: v",
+};
+#define NPOSITIVES	(sizeof(positives) / sizeof(positives[0]))
+#define NNEGATIVES	(sizeof(negatives) / sizeof(negatives[0]))
+
 /* Bits of each shape that no scrubbed output may still contain. */
 static const char *const fragments[] = {
 	"eyJhbGci", "hvs.", "Ga8jKp2R", "AKIA", "ASIAY34", "wJalrXUt",
@@ -183,6 +465,58 @@ ATF_TC_BODY(key_clash, tc)
 	json_decref(fx);
 }
 
+/*
+ * Every shape, in the contexts it turns up in (command lines, shell
+ * output, config files, URLs): the secret becomes <redacted:kind> and
+ * everything around it stays, at top level and nested in an event.
+ */
+ATF_TC_WITHOUT_HEAD(shapes);
+ATF_TC_BODY(shapes, tc)
+{
+	const struct sample *p;
+	char in[4096], want[4096], *t;
+	json_t *fx, *out;
+	size_t i, len;
+
+	ATF_REQUIRE(NPOSITIVES >= 60);
+	for (i = 0; i < NPOSITIVES; i++) {
+		p = &positives[i];
+		snprintf(in, sizeof(in), "%s%s%s", p->before, p->secret,
+		    p->after);
+		snprintf(want, sizeof(want), "%s<redacted:%s>%s", p->before,
+		    p->kind, p->after);
+		t = scrub_text(in, strlen(in), &len);
+		ATF_CHECK_MSG(t != NULL && strcmp(t, want) == 0,
+		    "sample %zu: %s\nbecame %s\nwanted %s", i, in,
+		    t != NULL ? t : "(unchanged)", want);
+		ATF_CHECK(t == NULL || len == strlen(t));
+		free(t);
+		fx = json_pack("{s:{s:[s]}}", "result", "stdout", in);
+		ATF_REQUIRE(fx != NULL && (out = scrub_value(fx)) != NULL);
+		ATF_CHECK_STREQ(json_string_value(json_array_get(
+		    json_object_get(json_object_get(out, "result"), "stdout"),
+		    0)), want);
+		json_decref(out);
+		json_decref(fx);
+	}
+}
+
+/* Ids, digests, paths and words that look a little like secrets stay. */
+ATF_TC_WITHOUT_HEAD(negatives);
+ATF_TC_BODY(negatives, tc)
+{
+	size_t i, len;
+	char *t;
+
+	ATF_REQUIRE(NNEGATIVES >= 30);
+	for (i = 0; i < NNEGATIVES; i++) {
+		t = scrub_text(negatives[i], strlen(negatives[i]), &len);
+		ATF_CHECK_MSG(t == NULL, "\"%s\" became \"%s\"", negatives[i],
+		    t);
+		free(t);
+	}
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, every_position);
@@ -191,5 +525,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, kept);
 	ATF_TP_ADD_TC(tp, pem_truncated);
 	ATF_TP_ADD_TC(tp, key_clash);
+	ATF_TP_ADD_TC(tp, shapes);
+	ATF_TP_ADD_TC(tp, negatives);
 	return atf_no_error();
 }
