@@ -36,6 +36,8 @@ usage(void)
 	    "\ttail [-f] [-n count]\n"
 	    "\tshow --request-id id [--json]\n"
 	    "\tverify [-k pubkey] [-c checkpoint] [-f logfile ...]\n"
+	    "\texport [--format jsonl|ocsf] [--since time] [--request-id id]\n"
+	    "\t       [-f logfile ...]\n"
 	    "\tstats\n"
 	    "\trotate\n");
 	exit(2);
@@ -342,6 +344,66 @@ cmd_verify(struct ctx *x, int argc, char **argv)
 	return a.key != NULL ? VERIFY_INTACT : VERIFY_ERROR;
 }
 
+/* Records for a SIEM, from the files: as they are, or as OCSF events. */
+static int
+cmd_export(struct ctx *x, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'F' },
+		{ "since", required_argument, NULL, 's' },
+		{ "request-id", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *files[VERIFY_MAXFILES], err[1024];
+	const char *rid = NULL, *format = "jsonl";
+	time_t since = -1;
+	uint64_t id;
+	size_t n = 0, skipped;
+	long written;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "F:f:r:s:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			format = optarg;
+			break;
+		case 'f':
+			if (n == VERIFY_MAXFILES)
+				fatalx("at most %d files", VERIFY_MAXFILES);
+			files[n++] = optarg;
+			break;
+		case 'r':
+			rid = optarg;
+			if (reqid_parse(rid, &id) == -1)
+				fatalx("%s: not a request id (req-<16 hex "
+				    "digits>)", rid);
+			break;
+		case 's':
+			if ((since = export_time(optarg)) == -1)
+				fatalx("%s: not a time (YYYY-MM-DDTHH:MM:SSZ)",
+				    optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || (strcmp(format, "jsonl") != 0 &&
+	    strcmp(format, "ocsf") != 0))
+		usage();
+	if (n == 0) {
+		if (config_load(x->conffile, &x->conf, err, sizeof(err)) == -1)
+			fatalx("%s", err);
+		files[n++] = x->conf.auditd.log;
+	}
+	if ((written = export_files(files, n, strcmp(format, "ocsf") == 0,
+	    since, rid, stdout, &skipped)) == -1)
+		fatal("export");
+	if (skipped > 0)
+		log_warnx("%zu lines that are not records were left out",
+		    skipped);
+	return 0;
+}
+
 static const struct command {
 	const char	*name;
 	int		(*run)(struct ctx *, int, char **);
@@ -350,6 +412,7 @@ static const struct command {
 	{ "tail", cmd_tail },
 	{ "show", cmd_show },
 	{ "verify", cmd_verify },
+	{ "export", cmd_export },
 	{ "stats", cmd_stats },
 	{ "rotate", cmd_rotate },
 };

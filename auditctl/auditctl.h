@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "ckpt.h"
@@ -51,6 +53,11 @@ struct output {
 
 extern const struct output output_text;
 extern const struct output output_json;
+
+/* export.c */
+time_t	 export_time(const char *);
+long	 export_files(char **, size_t, int, time_t, const char *, FILE *,
+	    size_t *);
 
 /* verify.c: 0 whole, 1 broken (fail filled in), -1 unreadable. */
 int	 verify_files(char **, size_t, const struct verify_anchor *,

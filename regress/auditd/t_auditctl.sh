@@ -374,8 +374,64 @@ rotation_cleanup()
 	as_kill_all
 }
 
+atf_test_case export cleanup
+export_head()
+{
+	atf_set "descr" "export writes the records as they are (jsonl) or as OCSF events, filtered by request id and time, from the files alone"
+}
+export_body()
+{
+	as_conf
+	as_start auditd
+	emit --trail 00000000000000aa >/dev/null
+	emit --trail 00000000000000bb >/dev/null
+	as_stop
+	# jsonl: byte for byte the log, and no daemon is needed.
+	actl export > all.jsonl
+	atf_check cmp all.jsonl var/audit.jsonl
+	actl export --request-id req-00000000000000bb > bb.jsonl
+	atf_check -o inline:"7\n" grep -c '"request_id":"req-00000000000000bb"' \
+	    bb.jsonl
+	atf_check -o inline:"7\n" sh -c "wc -l < bb.jsonl"
+	atf_check -o inline:"0\n" sh -c "$(as_bin auditctl) -f conf.yaml \
+	    export --since 2999-01-01T00:00:00Z | wc -l"
+	atf_check -o inline:"$(wc -l < var/audit.jsonl)\n" sh -c \
+	    "$(as_bin auditctl) -f conf.yaml export --since \
+	    2000-01-01T00:00:00Z | wc -l"
+	# OCSF: every record, each with its class, activity and type.
+	actl export --format ocsf > all.ocsf
+	python3 - all.ocsf var/audit.jsonl <<'PY' || atf_fail "OCSF mapping"
+import json, sys
+ocsf = [json.loads(l) for l in open(sys.argv[1])]
+recs = [json.loads(l) for l in open(sys.argv[2])]
+assert len(ocsf) == len(recs), (len(ocsf), len(recs))
+want = {"sandbox.started": (1007, 1), "sandbox.completed": (1007, 2),
+        "credential.issued": (6003, 1), "credential.revoked": (6003, 4),
+        "tool.request": (6003, 99)}
+for o, r in zip(ocsf, recs):
+    c, a = want.get(r["event"], (6003, 99))
+    assert (o["class_uid"], o["activity_id"]) == (c, a), (o, r)
+    assert o["type_uid"] == c * 100 + a and o["category_uid"] == c // 1000
+    assert o["time"] > 1e12 and o["metadata"]["sequence"] == r["seq"]
+    assert o["metadata"]["correlation_uid"] == r["request_id"]
+    assert o["metadata"]["product"]["name"] == "agent-sandbox"
+    assert o["unmapped"]["prev"] == r["prev"]
+    if c == 6003:
+        assert o["api"]["operation"] == r["event"]
+PY
+	atf_check -s exit:2 -e match:"usage" \
+	    "$(as_bin auditctl)" -f conf.yaml export --format csv
+	atf_check -s exit:1 -e match:"not a time" \
+	    "$(as_bin auditctl)" -f conf.yaml export --since yesterday
+}
+export_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case export
 	atf_add_test_case trail
 	atf_add_test_case tail_follow_stats
 	atf_add_test_case readers_writers
