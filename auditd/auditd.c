@@ -175,6 +175,9 @@ main(int argc, char *argv[])
 	state_dir_open(paths.rw[2]);
 	state_dir_open(dirname(keydir));
 	ckpt_setup(&auditd_conf.auditd);
+	if (forward_open(&auditd_forward, auditd_conf.auditd.forward_syslog) ==
+	    -1)
+		fatal("forward_syslog %s", auditd_conf.auditd.forward_syslog);
 	priv_drop(auditd_conf.auditd.user);
 	/* As our own user: rotation makes files in this directory. */
 	if (alog_open(&auditd_log, auditd_conf.auditd.log, &note) == -1)

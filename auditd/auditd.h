@@ -3,6 +3,7 @@
 #define AUDITD_H
 
 #include <sys/types.h>
+#include <sys/socket.h>
 
 #include <limits.h>
 #include <stdint.h>
@@ -52,6 +53,22 @@ int	 alog_scan(struct auditlog *, off_t,
 	    int (*)(const char *, size_t, void *), void *);
 json_t	*arec_new(const char *, const char *, json_t *, json_t *);
 int	 alog_sync_dir(const char *);
+
+/* forward.c: syslog datagrams to a witness or a SIEM */
+struct forward {
+	int			 fd;		/* -1: none configured */
+	const char		*target;
+	struct sockaddr_storage	 addr;
+	socklen_t		 len;
+	int			 failing;
+	uint64_t		 toolong;
+};
+
+extern struct forward	 auditd_forward;	/* every record, when configured */
+
+int	 forward_open(struct forward *, const char *);
+void	 forward_send(struct forward *, const char *, const char *,
+	    const char *, size_t);
 
 /* checkpoint.c */
 void	 ckpt_setup(const struct auditd_conf *);

@@ -27,8 +27,7 @@
 #include "sandbox.h"
 
 static EVP_PKEY			*sign_key;
-static int			 witness = -1;
-static struct sockaddr_un	 witness_addr;
+static struct forward		 witness;
 
 static int
 key_generate(const char *path)
@@ -131,7 +130,6 @@ pubkey_write(const char *path)
 void
 ckpt_setup(const struct auditd_conf *ac)
 {
-	struct sockaddr_un *sun = &witness_addr;
 	FILE *f;
 
 	if (access(ac->key, F_OK) == -1 && key_generate(ac->key) == -1)
@@ -152,16 +150,8 @@ ckpt_setup(const struct auditd_conf *ac)
 	if (pubkey_write(ac->pubkey) == -1)
 		log_warn("%s: cannot write the checkpoint public key; "
 		    "auditctl verify -k needs it", ac->pubkey);
-	if (ac->checkpoint_syslog[0] == '\0')
-		return;
-	/* Unconnected: a restarted receiver is found again by its path. */
-	sun->sun_family = AF_UNIX;
-	if (strlcpy(sun->sun_path, ac->checkpoint_syslog,
-	    sizeof(sun->sun_path)) >= sizeof(sun->sun_path))
-		fatalx("%s: socket path too long", ac->checkpoint_syslog);
-	if ((witness = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0)) == -1)
-		fatal("checkpoint_syslog socket");
+	if (forward_open(&witness, ac->checkpoint_syslog) == -1)
+		fatal("checkpoint_syslog %s", ac->checkpoint_syslog);
 }
 
 /* A checkpoint of the head as it is now, signed. */
@@ -178,25 +168,6 @@ ckpt_make(const struct auditlog *l, struct ckpt *c)
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(c->time, sizeof(c->time), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return ckpt_sign(sign_key, c);
-}
-
-/* RFC 5424 section 6: <PRI>1 TIMESTAMP HOSTNAME APP PROCID MSGID SD MSG. */
-static void
-witness_send(const struct ckpt *c, const char *line)
-{
-	char msg[1024];
-	int n;
-
-	if (witness == -1)
-		return;
-	/* PRI 110: facility 13 (log audit), severity 6 (informational). */
-	n = snprintf(msg, sizeof(msg), "<110>1 %s - auditd %d checkpoint - %s",
-	    c->time, (int)getpid(), line);
-	if (n > 0 && (size_t)n < sizeof(msg) && sendto(witness, msg,
-	    (size_t)n, 0, (struct sockaddr *)&witness_addr,
-	    sizeof(witness_addr)) == -1)
-		log_warn("%s: checkpoint not sent",
-		    auditd_conf.auditd.checkpoint_syslog);
 }
 
 /* After the checkpoint record is durable: the file, then the witness. */
@@ -216,7 +187,7 @@ ckpt_publish(const struct ckpt *c)
 	if (write_atomic(path, s, strlen(s)) == -1)
 		log_warn("%s: checkpoint of seq %" PRIu64 " not written", path,
 		    c->seq);
-	witness_send(c, s);
+	forward_send(&witness, "checkpoint", c->time, s, strlen(s));
 	free(s);
 }
 

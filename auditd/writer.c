@@ -224,6 +224,20 @@ ckpt_prepend(void)
 	return 0;
 }
 
+struct forward	 auditd_forward = { .fd = -1 };
+
+/* Durable records to the SIEM's syslog, each as it is in the file. */
+static void
+forward_batch(void)
+{
+	size_t i;
+
+	for (i = 0; i < nbatch && auditd_forward.fd != -1; i++)
+		forward_send(&auditd_forward, "record", json_string_value(
+		    json_object_get(batch[i].j, "time")), batch[i].line,
+		    batch[i].len > 0 ? batch[i].len - 1 : 0);
+}
+
 /* Writes the batch, syncs once, acknowledges (or refuses) every event. */
 void
 writer_commit(void)
@@ -246,8 +260,10 @@ writer_commit(void)
 		log_warn("%s: cannot record %zu events", auditd_log.path,
 		    nbatch);
 	batch_answer(ok, saved);
-	if (ok)
+	if (ok) {
 		control_publish(batch, nbatch);
+		forward_batch();
+	}
 	if (ok && ckpt_in_batch) {
 		ckpt_publish(&ckpt_next);
 		ckpt_since = 0;

@@ -369,6 +369,7 @@ static const struct yfield auditd_fields[] = {
 	{ "checkpoint_every", NUM(YF_INT, struct auditd_conf, checkpoint_every, 1, 1000000) },
 	{ "checkpoint_interval", NUM(YF_SECONDS, struct auditd_conf, checkpoint_interval, 1, 86400) },
 	{ "checkpoint_syslog", STR(struct auditd_conf, checkpoint_syslog) },
+	{ "forward_syslog", STR(struct auditd_conf, forward_syslog) },
 	{ "on_truncation", STR(struct auditd_conf, on_truncation), .choices = truncation_modes },
 	{ NULL }
 };
@@ -667,8 +668,10 @@ config_print(const struct as_config *c)
 	    c->auditd.rotate_size);
 	printf("  key: \"%s\"\n  pubkey: \"%s\"\n  checkpoint_file: \"%s\"\n"
 	    "  checkpoint_every: %ld\n  checkpoint_interval: %ld\n"
-	    "  checkpoint_syslog: \"%s\"\n  on_truncation: %s\n",
+	    "  checkpoint_syslog: \"%s\"\n  on_truncation: %s\n"
+	    "  forward_syslog: \"%s\"\n",
 	    c->auditd.key, c->auditd.pubkey, c->auditd.checkpoint_file,
 	    c->auditd.checkpoint_every, c->auditd.checkpoint_interval,
-	    c->auditd.checkpoint_syslog, c->auditd.on_truncation);
+	    c->auditd.checkpoint_syslog, c->auditd.on_truncation,
+	    c->auditd.forward_syslog);
 }

@@ -138,6 +138,7 @@ struct auditd_conf {
 	long		checkpoint_every;	/* records */
 	long		checkpoint_interval;	/* seconds */
 	char		checkpoint_syslog[PATH_MAX];	/* "" = none */
+	char		forward_syslog[PATH_MAX];	/* every record; "" = none */
 	char		on_truncation[16];	/* record | refuse */
 };
 

@@ -267,8 +267,86 @@ sink_cleanup()
 	as_kill_all
 }
 
+# A receiver of N syslog datagrams on $1 (a socket path, or
+# udp:127.0.0.1 for a port of its own, written to recv.port).
+receiver()
+{
+	python3 - "$1" "$2" <<'PY' &
+import socket, sys
+where, n = sys.argv[1], int(sys.argv[2])
+if where == "udp:127.0.0.1":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    open("recv.port", "w").write(str(s.getsockname()[1]))
+else:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(where)
+open("recv.ready", "w").close()
+s.settimeout(20)
+with open("recv.txt", "wb") as f:
+    for _ in range(n):
+        f.write(s.recv(70000) + b"\n")
+PY
+	recv=$!
+	while [ ! -e recv.ready ]; do sleep 0.05; done
+}
+
+# Each message is an RFC 5424 header and the record, byte for byte.
+check_forwarded()
+{
+	python3 - recv.txt var/audit.jsonl <<'PY' || atf_fail "forwarded records"
+import re, sys
+got = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+recs = [l for l in open(sys.argv[2], "rb").read().split(b"\n") if l]
+hdr = re.compile(rb"^<110>1 \d{4}-\d\d-\d\dT[0-9:.]+Z - auditd \d+ record - ")
+msgs = []
+for g in got:
+    m = hdr.match(g)
+    assert m, g[:80]
+    msgs.append(g[m.end():])
+assert msgs == recs[:len(msgs)] and len(msgs) == 7, (len(msgs), len(recs))
+PY
+}
+
+atf_test_case forward cleanup
+forward_head()
+{
+	atf_set "descr" "forward_syslog sends every durable record, as it is in the log, to a local syslog receiver, over a Unix socket and over UDP to 127.0.0.1"
+	atf_set "timeout" "60"
+}
+forward_body()
+{
+	receiver "$(pwd)/fwd.sock" 7
+	AS_AUDITD_EXTRA="  forward_syslog: $(pwd)/fwd.sock"
+	as_conf
+	as_start auditd
+	emit --trail 00000000000000aa >/dev/null
+	wait $recv || atf_fail "the Unix receiver got fewer than 7 records"
+	check_forwarded
+	as_stop
+	rm -rf var run recv.ready recv.txt
+	receiver udp:127.0.0.1 7
+	AS_AUDITD_EXTRA="  forward_syslog: udp:127.0.0.1:$(cat recv.port)"
+	as_conf
+	as_start auditd
+	emit --trail 00000000000000bb >/dev/null
+	wait $recv || atf_fail "the UDP receiver got fewer than 7 records"
+	check_forwarded
+	as_stop
+	# Only loopback is a target.
+	AS_AUDITD_EXTRA="  forward_syslog: udp:10.0.0.1:514"
+	as_conf
+	atf_check -s not-exit:0 -o ignore -e match:"forward_syslog" \
+	    "$(as_bin auditd)" -d -f conf.yaml
+}
+forward_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case forward
 	atf_add_test_case truncated_stopped
 	atf_add_test_case truncated_refuse
 	atf_add_test_case truncated_running
