@@ -245,7 +245,8 @@ main(int argc, char *argv[])
 	waitpid(pid, NULL, 0);
 	if (scratch) {
 		static const char *const made[] = { "audit.jsonl",
-		    "conf.yaml", "run", "" };
+		    "conf.yaml", "run", "ckpt/checkpoint.key",
+		    "ckpt/checkpoint.json", "ckpt", "checkpoint.pub", "" };
 
 		for (i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
 			join(file, sizeof(file), path, made[i]);
