@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -495,22 +494,3 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	return r;
 }
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path);
-	return unlink(path);
-}
-
-/* rm -rf that never crosses a link or a mount point. */
-int
-rm_tree(const char *dir)
-{
-	if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) == -1 &&
-	    errno != ENOENT)
-		return -1;
-	return 0;
-}

@@ -36,6 +36,7 @@
 #define TREE_MAX_BYTES	(64L * 1024 * 1024)
 #define TREE_MAX_FILES	10000
 #define TREE_MAX_DEPTH	16
+#define TREE_RM_DEPTH	256
 
 static int
 tree_fail(struct tree_copy *t, const char *fmt, const char *path)
@@ -341,5 +342,83 @@ tree_copy(int src, int dst, struct tree_copy *t,
 		EVP_MD_CTX_free(t->md);
 		t->md = NULL;
 	}
+	return r;
+}
+
+/*
+ * One entry of dirfd and all under it, by descriptors: a link is
+ * unlinked, never followed, and a directory on another file system (a
+ * mount point) is left alone.  A sandbox may have made the tree; at
+ * most TREE_RM_DEPTH levels are taken apart, each holding a descriptor.
+ */
+static int
+remove_at(int parent, const char *name, dev_t dev, int depth)
+{
+	struct dirent *de;
+	struct stat st, ost;
+	int fd, r = 0, removed;
+	DIR *d;
+
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(parent, name, 0) == -1 && errno != ENOENT ?
+		    -1 : 0;
+	if (st.st_dev != dev || depth >= TREE_RM_DEPTH) {
+		errno = st.st_dev != dev ? EXDEV : ELOOP;
+		return -1;
+	}
+	if ((fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY)) == -1)
+		return -1;
+	if (fstat(fd, &ost) == -1 || ost.st_ino != st.st_ino ||
+	    ost.st_dev != dev || (d = fdopendir(fd)) == NULL) {
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	/* Entries removed while listing may shift the rest: list again. */
+	do {
+		removed = 0;
+		rewinddir(d);
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (remove_at(fd, de->d_name, dev, depth + 1) ==
+			    -1)
+				r = -1;
+			else
+				removed = 1;
+		}
+	} while (removed && r == 0);
+	closedir(d);
+	if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) == -1 &&
+	    errno != ENOENT)
+		r = -1;
+	return r;
+}
+
+/* rm -rf of one of runnerd's directories: 0 when it is gone. */
+int
+rm_tree(const char *dir)
+{
+	char parent[PATH_MAX], *slash;
+	struct stat st;
+	int fd, r;
+
+	if (strlcpy(parent, dir, sizeof(parent)) >= sizeof(parent) ||
+	    (slash = strrchr(parent, '/')) == NULL || slash[1] == '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	*slash = '\0';
+	if ((fd = open(slash == parent ? "/" : parent, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		r = errno == ENOENT ? 0 : -1;
+	else
+		r = remove_at(fd, slash + 1, st.st_dev, 0);
+	close(fd);
 	return r;
 }

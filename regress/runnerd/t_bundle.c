@@ -1,5 +1,11 @@
 /* The launcher's checks on what the engine asks of it (runnerd/bundle.c). */
+#include <sys/stat.h>
+
 #include <atf-c.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <string.h>
 
@@ -85,8 +91,51 @@ ATF_TC_BODY(output_text, tc)
 	check_text("", 0, "");
 }
 
+/*
+ * What a sandbox leaves in its workspace is removed without following
+ * anything: a link to a directory outside loses only the link, a deep
+ * tree goes, and a file of the same name outside is untouched.
+ */
+ATF_TC(rm_tree_links);
+ATF_TC_HEAD(rm_tree_links, tc)
+{
+	/* As the launcher: root, who may enter a directory of mode 0. */
+	atf_tc_set_md_var(tc, "require.user", "root");
+}
+ATF_TC_BODY(rm_tree_links, tc)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int i, fd;
+
+	(void)tc;
+	ATF_REQUIRE(mkdir("outside", 0755) == 0);
+	ATF_REQUIRE((fd = open("outside/keep", O_WRONLY | O_CREAT, 0644)) !=
+	    -1);
+	close(fd);
+	ATF_REQUIRE(mkdir("work", 0755) == 0);
+	ATF_REQUIRE(symlink("../outside", "work/dirlink") == 0);
+	ATF_REQUIRE(symlink("../outside/keep", "work/filelink") == 0);
+	ATF_REQUIRE(mkfifo("work/fifo", 0600) == 0);
+	strlcpy(path, "work", sizeof(path));
+	for (i = 0; i < 100; i++) {
+		strlcat(path, "/d", sizeof(path));
+		ATF_REQUIRE(mkdir(path, 0700) == 0);
+	}
+	/* A directory without the owner's rights is taken apart too. */
+	ATF_REQUIRE(chmod("work/d", 0) == 0);
+	ATF_REQUIRE(getcwd(path, sizeof(path)) != NULL);
+	strlcat(path, "/work", sizeof(path));
+	ATF_CHECK_EQ(rm_tree(path), 0);
+	ATF_CHECK(lstat("work", &st) == -1 && errno == ENOENT);
+	ATF_CHECK(stat("outside/keep", &st) == 0);
+	/* Gone already: nothing to do. */
+	ATF_CHECK_EQ(rm_tree(path), 0);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, rm_tree_links);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);
 	ATF_TP_ADD_TC(tp, container_ids);
