@@ -486,7 +486,8 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	    -1)
 		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
 	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
-	    workspace_seed(conf, work, req, why, sizeof(why)) == -1)
+	    workspace_seed_confined(conf, work, req, why, sizeof(why)) ==
+	    -1)
 		;	/* why says it */
 	else if (sbx_spawn(s, json_object_get(req, "egress")) == -1)
 		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));

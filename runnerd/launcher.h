@@ -70,6 +70,8 @@ json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,
 	    char *, size_t);
+int	 workspace_seed_confined(const struct as_config *, const char *,
+	    json_t *, char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);
 
 /* render.c: the plan shown where no module code ran */

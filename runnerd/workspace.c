@@ -18,6 +18,7 @@
  * the new one is kept).
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -33,6 +34,8 @@
 #include "io.h"
 #include "launcher.h"
 #include "log.h"
+#include "daemon.h"
+#include "sandbox.h"
 #include "treecopy.h"
 
 #define STATE_FILE	"terraform.tfstate"
@@ -437,6 +440,69 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * workspace_seed in a child that can read nothing but the working
+ * directory and write nothing but the working directory's state and the
+ * workspace (Landlock), with the claim keeper's system calls (files
+ * only: no socket, no exec): should a path ever be followed where it
+ * must not be, it still leads nowhere else.  The snapshot's digest
+ * comes back into req.
+ */
+int
+workspace_seed_confined(const struct as_config *c, const char *work,
+    json_t *req, char *why, size_t whylen)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char buf[2048], terraform[PATH_MAX], *s;
+	json_t *reply;
+	ssize_t n;
+	pid_t pid;
+	int p[2], status, r;
+
+	if (pathf(terraform, sizeof(terraform), "%s/terraform",
+	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
+	    pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+		snprintf(why, whylen, "workspace: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
+		paths.rw[0] = terraform;
+		paths.rw[1] = work;
+		sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
+		r = workspace_seed(c, work, req, why, whylen);
+		reply = json_pack("{s:b, s:s, s:O?}", "ok", r == 0, "why", why,
+		    "snapshot", json_object_get(req, "snapshot"));
+		if (reply != NULL && (s = json_dumps(reply, JSON_COMPACT)) !=
+		    NULL)
+			(void)write_full(p[1], s, strlen(s));
+		_exit(r == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	n = read_full(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	buf[n > 0 ? n : 0] = '\0';
+	if ((reply = json_loads(buf, 0, NULL)) == NULL) {
+		snprintf(why, whylen, "the workspace copy ended abnormally "
+		    "(status %#x)", status);
+		return -1;
+	}
+	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
+	if (r == -1)
+		snprintf(why, whylen, "%s", json_string_value(json_object_get(
+		    reply, "why")) != NULL ? json_string_value(json_object_get(
+		    reply, "why")) : "the workspace copy failed");
+	json_object_del(req, "snapshot");
+	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
+		json_object_set(req, "snapshot", json_object_get(reply,
+		    "snapshot"));
+	json_decref(reply);
+	return r;
 }
 
 /*
