@@ -290,6 +290,15 @@ verify_anchor(struct ctx *x, const char *keyfile, const char *ckfile,
 		    "-k, or install auditd's", kf);
 }
 
+/* -f FILE, for verify and export: the files in chain order. */
+static void
+file_arg(char **files, size_t *n, char *file)
+{
+	if (*n == VERIFY_MAXFILES)
+		fatalx("at most %d files", VERIFY_MAXFILES);
+	files[(*n)++] = file;
+}
+
 /* Exit 0 only when every file given, in order, forms one whole chain. */
 static int
 cmd_verify(struct ctx *x, int argc, char **argv)
@@ -309,9 +318,7 @@ cmd_verify(struct ctx *x, int argc, char **argv)
 			ckfile = optarg;
 			break;
 		case 'f':
-			if (n == VERIFY_MAXFILES)
-				fatalx("at most %d files", VERIFY_MAXFILES);
-			files[n++] = optarg;
+			file_arg(files, &n, optarg);
 			break;
 		case 'k':
 			keyfile = optarg;
@@ -368,9 +375,7 @@ cmd_export(struct ctx *x, int argc, char **argv)
 			format = optarg;
 			break;
 		case 'f':
-			if (n == VERIFY_MAXFILES)
-				fatalx("at most %d files", VERIFY_MAXFILES);
-			files[n++] = optarg;
+			file_arg(files, &n, optarg);
 			break;
 		case 'r':
 			rid = optarg;
