@@ -316,7 +316,13 @@ kill9_under_load_body()
 		emit -n 100000 -r $w > acked.$w 2>/dev/null &
 		ws="$ws $!"
 	done
-	sleep 1
+	# Under load: events acknowledged already, more on the way.
+	i=0
+	while [ -z "$(cat acked.* 2>/dev/null)" ] && [ $i -lt 200 ]; do
+		i=$((i + 1))
+		sleep 0.05
+	done
+	sleep 0.5
 	kill -9 "$(auditd_pid)"
 	wait $ws
 	acked=$(cat acked.* | sort -n | tail -1)
