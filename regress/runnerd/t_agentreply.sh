@@ -31,7 +31,7 @@ ar_run()
   warm_pool: 1
   memory: 512M" rd_start || atf_fail "runnerd did not start"
 	python3 "$RD_LIB/agentreply_check.py" "$1" run/runner.sock 2>err ||
-	    atf_fail "$(tr '\n' ' ' < err)"
+	    atf_fail "$(tr '\n' ' ' < err) $(grep fatal runnerd.log | tr '\n' ' ')"
 	kill -0 "$(cat rd.runnerd)" || atf_fail "runnerd died: $(cat runnerd.log)"
 	rd_stop
 }
