@@ -58,19 +58,39 @@ static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
 
 static void	 sbx_finish(struct sbx *);
 
-void
+/*
+ * Frames bytes for the engine; -1 when they do not fit.  What the
+ * sandbox produced decides their size, so that ends one call, not the
+ * launcher.
+ */
+int
+engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
+{
+	if (channel_compose(&engine, type, 0, id, -1, data, len) == -1) {
+		log_warn("launcher: %016llx: message %u of %zu bytes",
+		    (unsigned long long)id, type, len);
+		return -1;
+	}
+	ev_set(engine.fd, POLLIN | POLLOUT);
+	return 0;
+}
+
+/* Sends payload (taken, may be NULL when it could not be built). */
+int
 engine_send(uint32_t type, uint64_t id, json_t *payload)
 {
 	char *text;
+	int rv = -1;
 
-	if ((text = json_dumps(payload, JSON_COMPACT)) == NULL)
-		fatalx("launcher: cannot encode a result");
-	if (channel_compose(&engine, type, 0, id, -1, text, strlen(text)) ==
-	    -1)
-		fatal("launcher: compose");
-	free(text);
+	if (payload != NULL &&
+	    (text = json_dumps(payload, JSON_COMPACT)) != NULL) {
+		rv = engine_forward(type, id, text, strlen(text));
+		free(text);
+	} else
+		log_warnx("launcher: %016llx: cannot encode message %u",
+		    (unsigned long long)id, type);
 	json_decref(payload);
-	ev_set(engine.fd, POLLIN | POLLOUT);
+	return rv;
 }
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629), or 0. */
@@ -377,10 +397,8 @@ sbx_finish(struct sbx *s)
 		return;
 	if (sbx_cleanup(s) == -1 && r != NULL)
 		json_object_set_new(r, "cleanup_failed", json_true());
-	if (r == NULL)
-		done_failed(s->id, "cannot encode the result");
-	else
-		engine_send(LMSG_DONE, s->id, r);
+	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
+		done_failed(s->id, "cannot send the result: too large or out of memory");
 	sbx_free(s);
 }
 

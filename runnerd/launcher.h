@@ -29,7 +29,8 @@ struct sbx;
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
 json_t	*text_json(const char *, size_t);
-void	 engine_send(uint32_t, uint64_t, json_t *);
+int	 engine_forward(uint32_t, uint64_t, const void *, size_t);
+int	 engine_send(uint32_t, uint64_t, json_t *);
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 

@@ -42,6 +42,7 @@ struct sess {
 	struct channel		 agent;
 	int			 ready;
 	int			 busy;		/* a request is with the agent */
+	uint64_t		 call;		/* its id, counted per session */
 	const char		*ending;	/* why it is being ended */
 	int64_t			 claimed;
 	uint64_t		 timer;
@@ -125,31 +126,82 @@ ready_send(struct sess *s, int warm)
 	    (json_int_t)(ev_now_ms() - s->claimed)));
 }
 
-static int
+/*
+ * What a reply may be: the agent's replies are flat objects of strings,
+ * integers and booleans.  A real is refused because re-encoding grows it
+ * (1e-7 becomes 9.9999999999999995e-08); a reply is passed on as the
+ * bytes checked here, so nothing it holds can grow past the frame the
+ * engine wraps it in, which holds the output twice, escaped again: a
+ * quarter of a frame leaves room for that.
+ */
+#define REPLY_MAX	(4u * 1024 * 1024)
+#define REPLY_DEPTH	8
+
+_Static_assert(REPLY_MAX <= MSG_MAX_PAYLOAD / 4, "a reply and its wrapping");
+
+/* Why v is not what a reply may hold, or NULL. */
+static const char *
+reply_bad(json_t *v, int depth)
+{
+	const char *key, *why = NULL;
+	json_t *e;
+	size_t i;
+
+	if (depth > REPLY_DEPTH)
+		return "the session agent's reply is nested too deeply";
+	if (json_is_real(v))
+		return "the session agent's reply has a real number";
+	if (json_is_object(v))
+		json_object_foreach(v, key, e)
+			if ((why = reply_bad(e, depth + 1)) != NULL)
+				break;
+	if (json_is_array(v))
+		json_array_foreach(v, i, e)
+			if ((why = reply_bad(e, depth + 1)) != NULL)
+				break;
+	return why;
+}
+
+/*
+ * One frame of the agent; why it ends the session, or NULL.  A reply
+ * names the call it answers by the request's id, or 0 for the one in
+ * progress.
+ */
+static const char *
 agent_frame(struct sess *s, struct msg *m)
 {
+	const char *why;
 	json_t *j;
 
 	if (m->fd != -1)
-		return -1;
+		return "the session agent sent a descriptor";
 	if (m->hdr.type == AGENT_READY && !s->ready) {
 		s->ready = 1;
 		timer_set(s, 0, NULL);
 		if (s->key != 0)
 			ready_send(s, 0);
-		return 0;
+		return NULL;
 	}
-	if (m->hdr.type != AGENT_REPLY || !s->busy ||
-	    (j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
-		return -1;
-	if (!json_is_object(j)) {
-		json_decref(j);
-		return -1;
-	}
+	if (m->hdr.type != AGENT_REPLY)
+		return "the session agent sent an unexpected message";
+	if (!s->busy)
+		return "the session agent replied when no call was waiting";
+	if (m->hdr.reqid != 0 && m->hdr.reqid != s->call)
+		return "the session agent replied for another call";
+	if (m->len > REPLY_MAX)
+		return "the session agent's reply is over 4 MiB";
+	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+		return "the session agent's reply is not JSON";
+	why = json_is_object(j) ? reply_bad(j, 0) :
+	    "the session agent's reply is not a JSON object";
+	json_decref(j);
+	if (why != NULL)
+		return why;
 	s->busy = 0;
 	timer_set(s, 0, NULL);
-	engine_send(LMSG_SESSION_REPLY, s->key, j);
-	return 0;
+	if (engine_forward(LMSG_SESSION_REPLY, s->key, m->data, m->len) == -1)
+		return "the session agent's reply cannot be passed on";
+	return NULL;
 }
 
 static void
@@ -157,6 +209,7 @@ agent_event(int fd, short revents, void *arg)
 {
 	struct sess *s = arg;
 	struct msg m;
+	const char *why;
 	ssize_t n;
 	int r;
 
@@ -172,11 +225,11 @@ agent_event(int fd, short revents, void *arg)
 			return;
 		}
 		while ((r = channel_get(&s->agent, &m)) == 1)
-			if (agent_frame(s, &m) == -1) {
+			if ((why = agent_frame(s, &m)) != NULL) {
 				if (m.fd != -1)
 					close(m.fd);
-				sess_end(s, "the session agent broke the "
-				    "protocol");
+				log_warnx("session %s: %s", s->cid, why);
+				sess_end(s, why);
 				return;
 			}
 		if (r == -1) {
@@ -363,8 +416,8 @@ session_call(uint64_t key, const uint8_t *data, size_t len)
 		    "error", "the session is not ready for a call"));
 		return;
 	}
-	if (channel_compose(&s->agent, AGENT_REQUEST, 0, 0, -1, data, len) ==
-	    -1) {
+	if (channel_compose(&s->agent, AGENT_REQUEST, 0, ++s->call, -1, data,
+	    len) == -1) {
 		sess_end(s, "cannot send to the session agent");
 		return;
 	}
