@@ -491,6 +491,36 @@ def own_replies(c, sid, what):
     expect(out(r) == "42\n", "%s: Python answers" % what, r)
 
 
+BIG = ("head -c 1048576 /dev/zero | tr '\\0' '\\1'; "
+       "head -c 1048576 /dev/zero | tr '\\0' '\\1' >&2")
+
+
+def check_bigout(sock):
+    c = Client(sock)
+    sid, _ = opened(c, tool="run_shell", command="true")
+    other = Client(sock, owner="other")
+    osid, _ = opened(other, code="n = 1")
+    for args in ({}, {"session_id": sid}):
+        r = answered(60, c.call, "run_shell", command=BIG, **args)
+        delivered = len(json.dumps(r))
+        expect(delivered < 16 * 1024 * 1024, "the result fits its frame")
+        expect(sc(r).get("truncated") is True and "stdout" not in sc(r) and
+               text(r).count("\x01") == 2 * 1024 * 1024,
+               "the output is in the content text only",
+               dict(sc(r), text=len(text(r))))
+        # The record is written before the result is sent: the last one.
+        res = [e["fields"] for e in events()
+               if e["event"] == "tool.result"][-1]
+        expect(res.get("delivered") == "truncated" and
+               res["isError"] == r["isError"],
+               "the audit log says what was delivered",
+               dict(res, stdout=None, stderr=None))
+        # Another session answers meanwhile.
+        r = answered(30, other.call, "run_python", code="n", session_id=osid)
+        expect(out(r) == "1\n", "the other session answers", r)
+    own_replies(c, sid, "after a big output")
+
+
 def broken_work(c, sid, what, breaks, mends=None):
     """After breaks, a command gets an answer (an error, if its /work
     is gone) and later calls their own replies."""
