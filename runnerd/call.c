@@ -78,19 +78,69 @@ call_find(uint64_t id)
 	return NULL;
 }
 
+/*
+ * A result travels in one frame, and JSON escapes can make output six
+ * times its size.  A result whose encoding would not fit, with room
+ * for mcpd's envelope, first loses the copies of the output in its
+ * structuredContent (the content text keeps them), then becomes a
+ * short error in place.  The encoding, and in *delivered which of
+ * the three went out, for the audit record.
+ */
+#define RESULT_MAX	(MSG_MAX_PAYLOAD - 64 * 1024)
+
+static char *
+result_encode(json_t *res, const char **delivered)
+{
+	json_t *sc, *short_res;
+	char *text;
+
+	*delivered = "whole";
+	if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
+	    strlen(text) <= RESULT_MAX)
+		return text;
+	free(text);
+	if ((sc = json_object_get(res, "structuredContent")) != NULL) {
+		*delivered = "truncated";
+		json_object_del(sc, "stdout");
+		json_object_del(sc, "stderr");
+		json_object_set_new(sc, "truncated", json_true());
+		if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
+		    strlen(text) <= RESULT_MAX)
+			return text;
+		free(text);
+	}
+	*delivered = "replaced";
+	short_res = text_result(1, "the result was too large to deliver "
+	    "(over 16 MiB as JSON); write the output to a file and read it "
+	    "in parts", NULL);
+	if (short_res == NULL || json_object_clear(res) == -1 ||
+	    json_object_update(res, short_res) == -1) {
+		json_decref(short_res);
+		return NULL;
+	}
+	json_decref(short_res);
+	return json_dumps(res, JSON_COMPACT);
+}
+
+/* Sends an encoded result and frees it. */
+static void
+send_text(uint32_t connid, uint64_t id, char *text)
+{
+	struct conn *c;
+
+	if (text != NULL && connid != 0 && (c = conn_find(connid)) != NULL &&
+	    conn_send(c, MSG_TOOL_RESULT, id, -1, text, strlen(text)) == -1)
+		log_warn("result for %016llx", (unsigned long long)id);
+	free(text);
+}
+
 static void
 send_result(uint32_t connid, uint64_t id, json_t *result)
 {
-	struct conn *c;
-	char *text;
+	const char *delivered;
 
-	if (connid != 0 && (c = conn_find(connid)) != NULL &&
-	    (text = json_dumps(result, JSON_COMPACT)) != NULL) {
-		if (conn_send(c, MSG_TOOL_RESULT, id, -1, text,
-		    strlen(text)) == -1)
-			log_warn("result for %016llx", (unsigned long long)id);
-		free(text);
-	}
+	if (result != NULL)
+		send_text(connid, id, result_encode(result, &delivered));
 	json_decref(result);
 }
 
@@ -234,14 +284,22 @@ call_refuse(struct call *k, const char *event, const char *why)
 void
 call_finish(struct call *k, json_t *res, json_t *audit)
 {
-	if (res == NULL || audit == NULL || json_object_set(audit, "isError",
+	const char *delivered;
+	char *text = NULL;
+
+	if (res == NULL || audit == NULL ||
+	    (text = result_encode(res, &delivered)) == NULL ||
+	    json_object_set(audit, "isError",
 	    json_object_get(res, "isError")) == -1 ||
+	    json_object_set_new(audit, "delivered",
+	    json_string(delivered)) == -1 ||
 	    audit_emit("tool.result", k->id, json_incref(audit)) == -1) {
-		json_decref(res);
+		free(text);
 		refuse(k->conn, k->id, NULL,
 		    "audit log unavailable: the result is withheld");
 	} else
-		send_result(k->conn, k->id, res);
+		send_text(k->conn, k->id, text);
+	json_decref(res);
 	json_decref(audit);
 	call_free(k);
 }
@@ -718,7 +776,8 @@ void
 call_done(uint64_t id, json_t *r)
 {
 	struct call *k;
-	char rid[REQID_STR_LEN];
+	char rid[REQID_STR_LEN], *text;
+	const char *delivered;
 	json_t *res, *sc;
 	int revoked;
 
@@ -750,14 +809,17 @@ call_done(uint64_t id, json_t *r)
 	if (!revoked)
 		json_object_set_new(sc, "credential_revoke_failed",
 		    json_true());
-	if (res == NULL || audit_emit("tool.result", id, json_pack("{s:O,"
-	    " s:O}", "isError", json_object_get(res, "isError"), "status",
-	    json_object_get(r, "status"))) == -1) {
-		json_decref(res);
+	text = NULL;
+	if (res == NULL || (text = result_encode(res, &delivered)) == NULL ||
+	    audit_emit("tool.result", id, json_pack("{s:O, s:O, s:s}",
+	    "isError", json_object_get(res, "isError"), "status",
+	    json_object_get(r, "status"), "delivered", delivered)) == -1) {
+		free(text);
 		refuse(k->conn, id, NULL,
 		    "audit log unavailable: the result is withheld");
 	} else
-		send_result(k->conn, id, res);
+		send_text(k->conn, id, text);
+	json_decref(res);
 	call_free(k);
 }
 

@@ -4,12 +4,15 @@
  * a loopback interface and, on 127.0.0.1:3128, a socket whose other
  * end is this proxy, running in the host's namespace as nobody.  The
  * proxy speaks HTTP CONNECT and opens only the listed host:port pairs;
- * nothing else has a route out.
+ * nothing else has a route out.  Each connection is served by a child
+ * of the proxy; being outside the sandbox's pids limit, the children
+ * are capped at that limit, and a relay ends when idle or too old.
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <net/if.h>
 #include <netinet/in.h>
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -34,6 +38,17 @@
 #define REQUEST_MAX	4096
 #define REQUEST_MS	10000
 #define RELAY_BUF	16384
+#define RELAY_IDLE_MS	60000		/* no byte either way */
+#define RELAY_TOTAL_MS	3600000		/* however busy */
+
+/* Connections served at once: the sandbox's pids limit. */
+static long	 relays_max = 1;
+
+void
+egress_init(const struct as_config *conf)
+{
+	relays_max = conf->runnerd.pids;
+}
 
 static int
 allowed(json_t *allow, const char *hostport)
@@ -89,22 +104,35 @@ dial(const char *hostport)
 	return fd;
 }
 
-/* Copies both ways until both sides are done. */
+/* Copies both ways until both sides are done, it idles or it is too old. */
 static void
 relay(int a, int b)
 {
 	struct pollfd pfd[2];
+	struct timespec t0, now;
 	char buf[RELAY_BUF];
-	int open[2] = { 1, 1 }, i;
+	int open[2] = { 1, 1 }, i, ms;
 	ssize_t n;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pfd[0].fd = a;
 	pfd[1].fd = b;
 	while (open[0] || open[1]) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = RELAY_TOTAL_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
+		    (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0)
+			return;
 		for (i = 0; i < 2; i++)
 			pfd[i].events = open[i] ? POLLIN : 0;
-		if (poll(pfd, 2, -1) == -1 && errno != EINTR)
+		if ((n = poll(pfd, 2, ms < RELAY_IDLE_MS ? ms :
+		    RELAY_IDLE_MS)) == 0)
 			return;
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
 		for (i = 0; i < 2; i++) {
 			if (!open[i] || !(pfd[i].revents &
 			    (POLLIN | POLLHUP | POLLERR)))
@@ -165,13 +193,13 @@ proxy_main(json_t *allow, int sp)
 	struct msg m;
 	sigset_t none;
 	gid_t gid = SANDBOX_GID;
-	pid_t launcher = getppid();
+	pid_t launcher = getppid(), pid;
+	long nrelays = 0;
 	int lfd, c;
 
 	log_procinit("runnerd-egress");
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGCHLD, SIG_IGN);
 	channel_init(&ch, sp);
 	if (channel_recv_sync(&ch, &m, REQUEST_MS) == -1 ||
 	    m.hdr.type != LMSG_EGRESS_SOCKET || m.fd == -1)
@@ -186,20 +214,28 @@ proxy_main(json_t *allow, int sp)
 	    prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != launcher)
 		_exit(1);
 	for (;;) {
+		/* Reaps; at the cap, waits for a relay to end first. */
+		while ((pid = waitpid(-1, NULL, nrelays < relays_max ?
+		    WNOHANG : 0)) > 0 || (pid == -1 && errno == EINTR))
+			if (pid > 0)
+				nrelays--;
 		if ((c = accept(lfd, NULL, NULL)) == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			_exit(1);
 		}
 		switch (fork()) {
+		case -1:
+			break;
 		case 0:
 			close(lfd);
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 				_exit(1);
 			serve(c, allow);
 		default:
-			close(c);
+			nrelays++;
 		}
+		close(c);
 	}
 }
 

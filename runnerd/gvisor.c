@@ -58,6 +58,7 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	    conf->runnerd.state_dir) == -1)
 		fatalx("state_dir too long");
 	mkdirs(runsc_root);
+	egress_init(conf);
 	helper_start("sandbox launcher", conf, launcher_main, done, swept,
 	    session);
 }

@@ -91,6 +91,7 @@ void	 cgroup_kill(const char *);
 void	 cgroup_remove(const char *);
 
 /* egress.c */
+void	 egress_init(const struct as_config *);
 pid_t	 egress_start(json_t *, int *);
 int	 egress_listen_here(int);
 

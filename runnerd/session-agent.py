@@ -298,14 +298,25 @@ def op_shell(req):
     err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.setsid()
-        os.chdir(WORK)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        close_fds_except()
-        os.execv("/bin/sh", ["sh", "-c", req["command"]])
+        # The control channel goes first: a child that fails must never
+        # fall back into main() and answer there as a second agent.
+        try:
+            close_fds_except(out_w, err_w)
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            close_fds_except()
+            try:
+                os.chdir(WORK)
+            except OSError as e:
+                os.write(2, b"sh: cannot enter %s: %s\n" %
+                         (WORK.encode(), e.strerror.encode()))
+                os._exit(126)
+            os.execv("/bin/sh", ["sh", "-c", req["command"]])
+        finally:
+            os._exit(127)
     os.close(out_w)
     os.close(err_w)
     out, err = Capture(out_r), Capture(err_r)

@@ -33,6 +33,16 @@ def tcp_server(sock):
             c.close()
 
 
+def hold_server(sock):
+    """Says hello and keeps every connection open, silent, for relays
+    that stay up."""
+    port, held = sock.getsockname()[1], []
+    while True:
+        c, _ = sock.accept()
+        c.sendall(b"hello-%d\n" % port)
+        held.append(c)
+
+
 def udp_server(sock):
     while True:
         data, peer = sock.recvfrom(512)
@@ -50,11 +60,12 @@ def main():
             s.bind(("0.0.0.0", int(spec[4:])))
             target = udp_server
         else:
+            hold = spec.startswith("HOLD:")
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("0.0.0.0", int(spec)))
-            s.listen(16)
-            target = tcp_server
+            s.bind(("0.0.0.0", int(spec[5:] if hold else spec)))
+            s.listen(512 if hold else 16)
+            target = hold_server if hold else tcp_server
         ports.append(str(s.getsockname()[1]))
         threading.Thread(target=target, args=(s,), daemon=True).start()
     with open(sys.argv[2] + ".tmp", "w") as f:

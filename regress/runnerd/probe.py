@@ -4,11 +4,15 @@
   net HOSTADDR TCPPORT UDPPORT   interfaces, TCP and DNS to the host
   proxy TARGET...                HTTP CONNECT through the egress proxy
   direct HOST PORT               a plain TCP connection
+  fanout TARGET N SECONDS        N relays through the proxy at once
+  idle TARGET SECONDS            when the proxy closes an idle relay
 """
 import os
+import select
 import socket
 import struct
 import sys
+import time
 
 
 def tcp(host, port):
@@ -70,6 +74,54 @@ def proxy(target):
         return "failed:%s" % (e.strerror or e)
 
 
+def fanout(target, n, hold):
+    """n connections through the proxy at once, held for hold seconds;
+    how many were relayed."""
+    req = b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode()
+    socks, got = [], {}
+    for _ in range(int(n)):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", 3128))
+        socks.append(s)
+    unsent = set(socks)
+    end = time.monotonic() + float(hold)
+    while time.monotonic() < end:
+        _, w, _ = select.select([], list(unsent), [], 0.1)
+        for s in w:
+            try:
+                s.send(req)
+            except OSError:
+                pass
+            unsent.discard(s)
+        r, _, _ = select.select([s for s in socks if s not in unsent], [],
+                                [], 0.1)
+        for s in r:
+            try:
+                got[s] = got.get(s, b"") + s.recv(4096)
+            except OSError:
+                pass
+    print("fanout_opened=%d" % len(socks))
+    print("fanout_relayed=%d" % sum(b"hello-" in d for d in got.values()))
+
+
+def idle(target, wait):
+    """One relay left idle: seconds until the proxy closes it."""
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=float(wait))
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    t0, data = time.monotonic(), b""
+    try:
+        while True:
+            d = s.recv(4096)
+            if not d:
+                print("idle_closed=%d" % (time.monotonic() - t0))
+                break
+            data += d
+    except OSError:
+        print("idle_closed=never")
+    print("idle_relayed=%s" % (b"hello-" in data))
+
+
 def main():
     what = sys.argv[1]
     if what == "net":
@@ -77,6 +129,10 @@ def main():
     elif what == "proxy":
         for t in sys.argv[2:]:
             print("proxy_%s=%s" % (t, proxy(t)))
+    elif what == "fanout":
+        fanout(*sys.argv[2:5])
+    elif what == "idle":
+        idle(*sys.argv[2:4])
     elif what == "direct":
         print("direct=" + tcp(sys.argv[2], sys.argv[3]))
     sys.stdout.flush()

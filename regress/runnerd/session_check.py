@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 
@@ -463,6 +464,102 @@ def check_breakout(sock, host_file, host_pid, addr, tport, uport):
     os.kill(host_pid, 0)
     r = ok(c.call("run_python", code="kept", session_id=bystander),
            "bystander after kill -1")
+
+
+# --- what comes out of a sandbox (issue 21) --------------------------------
+
+def answered(secs, fn, *a, **kw):
+    """fn's answer, or Fail after secs: a hang is a failure, not a wait."""
+    def late(*_):
+        raise Fail("no answer within %d s" % secs)
+    signal.signal(signal.SIGALRM, late)
+    signal.alarm(secs)
+    try:
+        return fn(*a, **kw)
+    finally:
+        signal.alarm(0)
+
+
+def own_replies(c, sid, what):
+    """Later calls in the session each get their own answer."""
+    for i in range(3):
+        r = answered(30, c.call, "run_shell", command="echo call-%d" % i,
+                     session_id=sid)
+        expect(not r.get("isError") and out(r) == "call-%d\n" % i,
+               "%s: call %d got its own reply" % (what, i), r)
+    r = answered(30, c.call, "run_python", code="6 * 7", session_id=sid)
+    expect(out(r) == "42\n", "%s: Python answers" % what, r)
+
+
+BIG = ("head -c 1048576 /dev/zero | tr '\\0' '\\1'; "
+       "head -c 1048576 /dev/zero | tr '\\0' '\\1' >&2")
+
+
+def check_bigout(sock):
+    c = Client(sock)
+    sid, _ = opened(c, tool="run_shell", command="true")
+    other = Client(sock, owner="other")
+    osid, _ = opened(other, code="n = 1")
+    for args in ({}, {"session_id": sid}):
+        r = answered(60, c.call, "run_shell", command=BIG, **args)
+        delivered = len(json.dumps(r))
+        expect(delivered < 16 * 1024 * 1024, "the result fits its frame")
+        expect(sc(r).get("truncated") is True and "stdout" not in sc(r) and
+               text(r).count("\x01") == 2 * 1024 * 1024,
+               "the output is in the content text only",
+               dict(sc(r), text=len(text(r))))
+        # The record is written before the result is sent: the last one.
+        res = [e["fields"] for e in events()
+               if e["event"] == "tool.result"][-1]
+        expect(res.get("delivered") == "truncated" and
+               res["isError"] == r["isError"],
+               "the audit log says what was delivered",
+               dict(res, stdout=None, stderr=None))
+        # Another session answers meanwhile.
+        r = answered(30, other.call, "run_python", code="n", session_id=osid)
+        expect(out(r) == "1\n", "the other session answers", r)
+    own_replies(c, sid, "after a big output")
+
+
+def broken_work(c, sid, what, breaks, mends=None):
+    """After breaks, a command gets an answer (an error, if its /work
+    is gone) and later calls their own replies."""
+    answered(30, c.call, "run_shell", command=breaks, session_id=sid)
+    r = answered(30, c.call, "run_shell", command="echo reached",
+                 session_id=sid)
+    expect(out(r) == "reached\n" or (r.get("isError") and out(r) == "" and
+           "/work" in sc(r).get("stderr", "")),
+           "%s: the call gets its answer or a clear error" % what, r)
+    if mends is not None:
+        expect(r.get("isError"), "%s: the call is refused" % what, r)
+        ok(answered(30, c.call, "run_python", code=mends, session_id=sid),
+           "%s: mended" % what)
+    own_replies(c, sid, what)
+
+
+def check_workdir(sock):
+    c = Client(sock)
+    sid, _ = opened(c, tool="run_shell", command="true")
+    broken_work(c, sid, "chmod 000 /work", "chmod 000 /work",
+                "import os; os.chmod('/work', 0o755)")
+    # /work is a mount: rm empties it, the directory stays.
+    broken_work(c, sid, "/work removed", "rm -rf /work")
+
+
+def check_tmpfull(sock):
+    c = Client(sock)
+    sid, _ = opened(c, tool="run_shell", command="true")
+    r = answered(60, c.call, "run_shell", session_id=sid,
+                 command="cat /dev/zero > /tmp/fill; df -k /tmp")
+    expect("No space left" in sc(r).get("stderr", ""), "/tmp is full", r)
+    r = answered(30, c.call, "run_shell", session_id=sid,
+                 command="echo x > /tmp/more")
+    # gVisor says EIO where Linux says ENOSPC.
+    expect(r.get("isError") and "echo" in sc(r).get("stderr", ""),
+           "a write to the full /tmp gets a clear error", r)
+    own_replies(c, sid, "/tmp full")
+    ok(answered(30, c.call, "run_shell", command="rm /tmp/fill",
+                session_id=sid), "rm /tmp/fill")
 
 
 def main():

@@ -28,6 +28,8 @@ rd_case()
 rd_case kernel "the kernel inside is gVisor, not the host kernel"
 rd_case network "no network: only lo; TCP and DNS to the host fail"
 rd_case egress "an allowlisted loopback server answers, another port not"
+rd_case egress_fanout "400 relays at once: proxy processes within pids" 180
+rd_case egress_idle "an idle relay is closed after 60 s" 180
 rd_case filesystem "read-only root, uid 65534, no capabilities"
 rd_case credential "clean environment; credential file read-only, then gone"
 rd_case memory "the memory limit ends the sandbox"
@@ -38,8 +40,8 @@ rd_case leftovers "nothing left behind after 200 calls" 300
 
 atf_init_test_cases()
 {
-	for t in kernel network egress filesystem credential memory pids \
-	    deadline output leftovers; do
+	for t in kernel network egress egress_fanout egress_idle filesystem \
+	    credential memory pids deadline output leftovers; do
 		atf_add_test_case "$t"
 	done
 }

@@ -61,6 +61,8 @@ ss_run()
 		echo $! >> rd.pids
 		SS_ARGS="$(pwd)/host-file $! ${addr:-127.0.0.1} $(cat ports)"
 		ss_start ;;
+	tmpfull)
+		ss_start "  tmp_size: 8M" ;;
 	*)
 		ss_start ;;
 	esac
@@ -80,11 +82,14 @@ ss_case reap "idle and over-age sessions are reaped"
 ss_case audit "code, commands and outputs are in the audit log"
 ss_case warm "new sessions claim warm sandboxes from the pool"
 ss_case breakout "breakout attempts fail; host and other sessions unaffected" 300
+ss_case bigout "a 1 MiB output of escapes fits its frame; the log says so" 300
+ss_case workdir "chmod 000 /work, /work removed: an error, never two agents"
+ss_case tmpfull "a full /tmp: an error; the session answers on"
 
 atf_init_test_cases()
 {
 	for t in state primes files timeout isolation owner caps reap audit \
-	    warm breakout; do
+	    warm breakout bigout workdir tmpfull; do
 		atf_add_test_case "$t"
 	done
 }
