@@ -147,10 +147,22 @@ def close_fds_except(*keep):
                 pass
 
 
+# The launcher takes a reply of at most 4 MiB as sent (REPLY_MAX in
+# sessbox.c); output that escapes badly (control bytes grow sixfold in
+# JSON) is cut until the encoded reply fits, and marked truncated.
+REPLY_MAX = 4 * 1024 * 1024 - 4096
+
+
 def run_result(out, err, code, **flags):
     r = {"exit_code": code, "stdout": out.text(), "stderr": err.text(),
          "stdout_truncated": out.truncated, "stderr_truncated": err.truncated}
     r.update(flags)
+    while len(json.dumps(r)) > REPLY_MAX:
+        k = max(("stdout", "stderr"), key=lambda k: len(r[k]))
+        if not r[k]:
+            break
+        r[k] = r[k][:len(r[k]) // 2]
+        r[k + "_truncated"] = True
     return r
 
 
