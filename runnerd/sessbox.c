@@ -186,7 +186,7 @@ agent_frame(struct sess *s, struct msg *m)
 		return "the session agent sent an unexpected message";
 	if (!s->busy)
 		return "the session agent replied when no call was waiting";
-	if (m->hdr.reqid != 0 && m->hdr.reqid != s->call)
+	if (m->hdr.reqid != s->call)
 		return "the session agent replied for another call";
 	if (m->len > REPLY_MAX)
 		return "the session agent's reply is over 4 MiB";

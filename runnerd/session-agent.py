@@ -69,20 +69,22 @@ def write_all(fd, data):
             select.select([], [fd], [])
 
 
-def send(mtype, body):
+def send(mtype, body, call=0):
+    """A frame; a reply names its call by the request's id."""
     payload = json.dumps(body).encode()
-    write_all(ctl_out, HDR.pack(mtype, len(payload), 0, VERSION, 0, 0) + payload)
+    write_all(ctl_out, HDR.pack(mtype, len(payload), 0, VERSION, 0, call) +
+              payload)
 
 
 def recv():
     hdr = read_exact(ctl_in, HDR.size)
     if hdr is None:
         sys.exit(0)
-    mtype, length, _, _, _, _ = HDR.unpack(hdr)
+    mtype, length, _, _, _, call = HDR.unpack(hdr)
     data = read_exact(ctl_in, length)
     if data is None:
         sys.exit(0)
-    return mtype, data
+    return mtype, data, call
 
 
 class Capture:
@@ -128,7 +130,7 @@ def wait_for(fds, until, done):
         ready, _, _ = select.select(live + [ctl_in], [], [], min(left, 0.1))
         for fd in ready:
             if fd == ctl_in:
-                mtype, _ = recv()
+                mtype, _, _ = recv()
                 if mtype == AGENT_CANCEL:
                     raise Cancelled()
                 sys.exit(2)
@@ -454,7 +456,7 @@ def main():
     worker = Worker()   # ready before the first call
     send(AGENT_READY, {"pid": os.getpid()})
     while True:
-        mtype, data = recv()
+        mtype, data, call = recv()
         if mtype == AGENT_CANCEL:
             continue    # the request it meant has ended already
         if mtype != AGENT_REQUEST:
@@ -464,7 +466,7 @@ def main():
             reply = OPS[req["op"]](req)
         except (OSError, ValueError, KeyError, TypeError) as e:
             reply = {"error": "%s: %s" % (type(e).__name__, e)}
-        send(AGENT_REPLY, reply)
+        send(AGENT_REPLY, reply, call)
         if worker is None and req.get("op") in ("python", "reset"):
             worker = Worker()   # after the reply: off the caller's clock
 

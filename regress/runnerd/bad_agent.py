@@ -46,15 +46,15 @@ def fine(text):
 BAD = {
     # Past the reply cap, yet under the frame limit.
     "oversized": lambda rid: [(b'{"stdout": "' + b"a" * (12 * MIB) +
-                               b'"}', 0)],
+                               b'"}', rid)],
     # Under 4 MiB as sent; re-encoded, each 1e-7 takes 22 bytes.
     "growing": lambda rid: [(b'{"stdout": "", "x": [' +
                              b",".join([b"1e-7"] * (4 * MIB // 5 - 64)) +
-                             b']}', 0)],
-    "nonobject": lambda rid: [(b"[0]", 0)],
+                             b']}', rid)],
+    "nonobject": lambda rid: [(b"[0]", rid)],
     "duplicate": lambda rid: [(fine("once\n"), rid), (fine("twice\n"), rid)],
     "othercall": lambda rid: [(fine("other\n"), rid + 1)],
-    "flood": lambda rid: [(fine("flood\n"), 0)] * 10000,
+    "flood": lambda rid: [(fine("flood\n"), rid)] * 10000,
 }
 
 
