@@ -473,6 +473,7 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 		paths.rw[0] = terraform;
 		paths.rw[1] = work;
 		sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
+		why[0] = '\0';
 		r = workspace_seed(c, work, req, why, whylen);
 		reply = json_pack("{s:b, s:s, s:O?}", "ok", r == 0, "why", why,
 		    "snapshot", json_object_get(req, "snapshot"));
