@@ -75,6 +75,24 @@ audit_send(const char *payload, uint64_t reqid)
 	return 0;
 }
 
+/* One event as auditd takes it (fields taken), or NULL. */
+char *
+audit_payload(const char *event, uint64_t reqid, json_t *fields)
+{
+	char rid[REQID_STR_LEN], *payload;
+	json_t *ev;
+
+	reqid_format(reqid, rid);
+	ev = json_pack("{s:s, s:s, s:s, s:o}", "event", event, "request_id",
+	    rid, "daemon", audit_proc, "fields",
+	    fields != NULL ? fields : json_object());
+	payload = ev != NULL ? json_dumps(ev, JSON_COMPACT) : NULL;
+	json_decref(ev);
+	if (payload == NULL)
+		errno = ENOMEM;
+	return payload;
+}
+
 /*
  * Records one event; takes the reference to fields.  One reconnect is
  * tried, since auditd may have been restarted since the last event.
@@ -83,30 +101,19 @@ int
 audit_emit(const char *event, uint64_t reqid, json_t *fields)
 {
 	char rid[REQID_STR_LEN], *payload;
-	json_free_t json_free;
-	json_t *ev;
 	int r;
 
-	reqid_format(reqid, rid);
-	ev = json_pack("{s:s, s:s, s:s, s:o}", "event", event, "request_id",
-	    rid, "daemon", audit_proc, "fields",
-	    fields != NULL ? fields : json_object());
-	if (ev == NULL || (payload = json_dumps(ev, JSON_COMPACT)) == NULL) {
-		json_decref(ev);
-		errno = ENOMEM;
+	if ((payload = audit_payload(event, reqid, fields)) == NULL)
 		return -1;
-	}
-	json_decref(ev);
 	r = audit_send(payload, reqid);
 	if (r == -1)
 		r = audit_send(payload, reqid);
 	if (r != 0) {
+		reqid_format(reqid, rid);
 		log_warn("audit: cannot record %s for %s", event, rid);
 		r = -1;
 	}
-	/* json_dumps() allocates with the allocator jansson was given. */
-	json_get_alloc_funcs(NULL, &json_free);
-	json_free(payload);
+	free(payload);
 	return r;
 }
 

@@ -14,6 +14,7 @@
 
 int	 audit_init(const struct as_config *, const char *);
 int	 audit_emit(const char *, uint64_t, json_t *);
+char	*audit_payload(const char *, uint64_t, json_t *);
 void	 reqid_format(uint64_t, char [REQID_STR_LEN]);
 int	 reqid_parse(const char *, uint64_t *);
 uint64_t reqid_new(void);

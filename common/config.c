@@ -148,6 +148,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
 	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
+	{ "peer_timeout", NUM(YF_SECONDS, struct runnerd_conf, peer_timeout, 1, 3600) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
 	{ "terraform_mirror", STR(struct runnerd_conf, terraform_mirror) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
@@ -425,6 +426,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.max_calls = 8;
 	c->runnerd.queue_max = 64;
 	c->runnerd.queue_wait = 30;
+	c->runnerd.peer_timeout = 60;
 	strlcpy(c->runnerd.session_agent,
 	    "/usr/local/share/agent-sandbox/session-agent.py",
 	    sizeof(c->runnerd.session_agent));
@@ -491,6 +493,14 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 	r = ybind(root, top_fields, c, &e);
 	if (r == 0 && c->runtime_dir[0] != '/')
 		r = yerror(&e, root, "runtime_dir must be an absolute path");
+	/* A slow Vault fails in brokerd, which says why, not in runnerd. */
+	if (r == 0 && c->runnerd.peer_timeout <
+	    c->brokerd.vault.request_timeout * (c->brokerd.vault.retries + 1))
+		r = yerror(&e, root, "runnerd.peer_timeout (%ld s) must be at "
+		    "least brokerd.vault.request_timeout x (retries + 1) "
+		    "(%ld s)", c->runnerd.peer_timeout,
+		    c->brokerd.vault.request_timeout *
+		    (c->brokerd.vault.retries + 1));
 	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
 	    c->runnerd.terraform_mirror[0] != '/')
 		r = yerror(&e, root, "runnerd.terraform_mirror must be an "
@@ -631,11 +641,12 @@ config_print(const struct as_config *c)
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
 	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
-	    "  plan_retention: %ld\n", c->runnerd.rootfs, c->runnerd.timeout,
-	    c->runnerd.memory, c->runnerd.pids, c->runnerd.cpu_percent,
-	    c->runnerd.tmp_size, c->runnerd.output_max, c->runnerd.max_calls,
+	    "  peer_timeout: %ld\n  plan_retention: %ld\n", c->runnerd.rootfs,
+	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
+	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
+	    c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.queue_max, c->runnerd.queue_wait,
-	    c->runnerd.plan_retention);
+	    c->runnerd.peer_timeout, c->runnerd.plan_retention);
 	printf("  terraform_mirror: \"%s\"\n", c->runnerd.terraform_mirror);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"

@@ -47,6 +47,8 @@ struct runnerd_conf {
 	long		max_calls;	/* sandboxes at once */
 	long		queue_max;	/* calls waiting for one of them */
 	long		queue_wait;	/* seconds a call may wait */
+	long		peer_timeout;	/* seconds for approvald's, brokerd's,
+					   auditd's answer */
 	long		plan_retention;	/* seconds a saved plan is kept */
 	char		terraform_mirror[PATH_MAX];	/* providers; "" = none */
 	char		session_agent[PATH_MAX];	/* session-agent.py */

@@ -3,9 +3,12 @@
  *   tool.request -> [a wait for a free sandbox] -> decision (approvald)
  *   -> credential (brokerd) -> sandbox.started -> sandbox.completed ->
  *   revoke -> tool.result
- * Every step that cannot be recorded stops the call (fail closed); the
- * credential is revoked whatever the sandbox did.  A tool failure is an
- * isError result, never a protocol error.
+ * Each step is a request to a peer (peer.c) whose answer moves the call
+ * to its next state; nothing here waits, so a stalled peer delays only
+ * the calls it holds.  Every step that cannot be recorded stops the
+ * call (fail closed); the credential is revoked whatever the sandbox
+ * did.  A tool failure is an isError result, never a protocol error,
+ * and every result names its request id.
  */
 #include <sys/queue.h>
 
@@ -22,17 +25,14 @@
 #include "frame.h"
 #include "log.h"
 #include "runnerd.h"
-#include "sock.h"
 #include "tools.h"
-
-#define PEER_TIMEOUT_MS	10000
 
 /* Set by main(); here so that unit tests can link this file without it. */
 struct as_config		 runnerd_conf;
 const struct backend		*runnerd_backend;
 
 static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
-static size_t			 ncalls;
+static size_t			 nadmitted;	/* past the wait: DECIDING on */
 
 /*
  * Calls beyond runnerd.max_calls wait for a sandbox, at most
@@ -44,20 +44,10 @@ static size_t			 ncalls;
  * Clients take turns: a client's flood delays another client's call by
  * one call per waiting client, not by the whole flood.
  */
-struct waiter {
-	TAILQ_ENTRY(waiter)	 entry;
-	struct line		*line;
-	uint64_t		 id;
-	json_t			*call;		/* MSG_TOOL_CALL's */
-	uint64_t		 timer;		/* runnerd.queue_wait */
-};
-
-/* One client's waiting calls, oldest first. */
 struct line {
 	TAILQ_ENTRY(line)	 entry;
 	uint32_t		 conn;
-	uid_t			 uid;
-	TAILQ_HEAD(, waiter)	 waiters;
+	TAILQ_HEAD(, call)	 calls;		/* oldest first */
 };
 
 /* The clients with waiting calls, the next to be served first. */
@@ -66,6 +56,10 @@ static size_t			 nwaiting;
 static uint64_t			 drain_timer;
 
 static void	drain(void *);
+static void	decide(struct call *);
+static void	credential(struct call *);
+static void	shape(struct call *);
+static void	tf_approval_reply(void *, json_t *, int, const char *);
 
 static struct call *
 call_find(uint64_t id)
@@ -99,7 +93,9 @@ result_encode(json_t *res, const char **delivered)
 	    strlen(text) <= RESULT_MAX)
 		return text;
 	free(text);
-	if ((sc = json_object_get(res, "structuredContent")) != NULL) {
+	sc = json_object_get(res, "structuredContent");
+	if (json_object_get(sc, "stdout") != NULL ||
+	    json_object_get(sc, "stderr") != NULL) {
 		*delivered = "truncated";
 		json_object_del(sc, "stdout");
 		json_object_del(sc, "stderr");
@@ -112,7 +108,9 @@ result_encode(json_t *res, const char **delivered)
 	*delivered = "replaced";
 	short_res = text_result(1, "the result was too large to deliver "
 	    "(over 16 MiB as JSON); write the output to a file and read it "
-	    "in parts", NULL);
+	    "in parts", json_pack("{s:O*, s:s, s:s}", "request_id",
+	    json_object_get(sc, "request_id"), "status", "failed", "reason",
+	    "result too large"));
 	if (short_res == NULL || json_object_clear(res) == -1 ||
 	    json_object_update(res, short_res) == -1) {
 		json_decref(short_res);
@@ -122,26 +120,16 @@ result_encode(json_t *res, const char **delivered)
 	return json_dumps(res, JSON_COMPACT);
 }
 
-/* Sends an encoded result and frees it. */
+/* Sends an encoded result to the call's client, if it is still there. */
 static void
-send_text(uint32_t connid, uint64_t id, char *text)
+send_text(const struct call *k, const char *text)
 {
 	struct conn *c;
 
-	if (text != NULL && connid != 0 && (c = conn_find(connid)) != NULL &&
-	    conn_send(c, MSG_TOOL_RESULT, id, -1, text, strlen(text)) == -1)
-		log_warn("result for %016llx", (unsigned long long)id);
-	free(text);
-}
-
-static void
-send_result(uint32_t connid, uint64_t id, json_t *result)
-{
-	const char *delivered;
-
-	if (result != NULL)
-		send_text(connid, id, result_encode(result, &delivered));
-	json_decref(result);
+	if (text != NULL && k->conn != 0 && (c = conn_find(k->conn)) !=
+	    NULL && conn_send(c, MSG_TOOL_RESULT, k->id, -1, text,
+	    strlen(text)) == -1)
+		log_warn("result for %016llx", (unsigned long long)k->id);
 }
 
 json_t *
@@ -153,128 +141,207 @@ text_result(int is_error, const char *text, json_t *structured)
 	    "content", "type", "text", "text", text);
 	if (r != NULL && structured != NULL)
 		json_object_set_new(r, "structuredContent", structured);
+	else
+		json_decref(structured);
 	return r;
-}
-
-/* Ends a call that never reached a sandbox; event records why. */
-static void
-refuse(uint32_t connid, uint64_t id, const char *event, const char *why)
-{
-	char text[512];
-
-	if (event != NULL && audit_emit(event, id, json_pack("{s:s}",
-	    "reason", why)) == -1)
-		why = "audit log unavailable";
-	snprintf(text, sizeof(text), "%s", why);
-	send_result(connid, id, text_result(1, text, NULL));
 }
 
 /*
- * One request to approvald or brokerd over a fresh connection: 0 and
- * the reply's JSON (and its descriptor, if fdp), or -1 and why.
+ * Every result names its call, and one that ended early says how
+ * (status) and why (reason, its text), as the output schemas have it.
  */
-int
-peer_request(const char *sockname, uint32_t type, uint64_t id, json_t *body,
-    uint32_t want, json_t **reply, int *fdp, char *why, size_t whylen)
+static void
+result_stamp(const struct call *k, json_t *res)
 {
-	struct channel ch;
-	struct msg_error e;
-	struct msg m;
-	char path[PATH_MAX], *text;
-	int fd, r = -1;
+	char rid[REQID_STR_LEN];
+	json_t *sc;
 
-	*reply = NULL;
-	if (fdp != NULL)
-		*fdp = -1;
-	text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-	json_decref(body);
-	if (text == NULL) {
-		snprintf(why, whylen, "out of memory");
-		return -1;
+	if ((sc = json_object_get(res, "structuredContent")) == NULL) {
+		sc = json_pack("{s:s, s:O*}", "status",
+		    json_is_true(json_object_get(res, "isError")) ? "failed" :
+		    "ok", "reason", json_object_get(json_array_get(
+		    json_object_get(res, "content"), 0), "text"));
+		json_object_set_new(res, "structuredContent", sc);
 	}
-	if (config_socket_path(&runnerd_conf, sockname, path,
-	    sizeof(path)) == -1 || (fd = sock_connect(path)) == -1) {
-		snprintf(why, whylen, "%s: %s", sockname, strerror(errno));
-		free(text);
-		return -1;
-	}
-	channel_init(&ch, fd);
-	if (channel_send_sync(&ch, type, id, -1, text, strlen(text),
-	    PEER_TIMEOUT_MS) == -1 ||
-	    channel_recv_sync(&ch, &m, PEER_TIMEOUT_MS) == -1)
-		snprintf(why, whylen, "%s: %s", sockname, strerror(errno));
-	else if (m.hdr.type == MSG_ERROR && m.len == sizeof(e)) {
-		memcpy(&e, m.data, sizeof(e));
-		e.text[sizeof(e.text) - 1] = '\0';
-		snprintf(why, whylen, "%s", e.text);
-	} else if (m.hdr.type != want || m.hdr.reqid != id ||
-	    (*reply = cjson_parse(m.data, m.len, NULL, 0)) == NULL ||
-	    !json_is_object(*reply))
-		snprintf(why, whylen, "%s: unexpected %s", sockname,
-		    msg_type_name(m.hdr.type));
-	else {
-		if (fdp != NULL) {
-			*fdp = m.fd;
-			m.fd = -1;
-		}
-		r = 0;
-	}
-	if (r == -1) {
-		json_decref(*reply);
-		*reply = NULL;
-	}
-	if (m.fd != -1 && r == -1)
-		close(m.fd);
-	free(text);
-	channel_clear(&ch);
-	close(fd);
-	return r;
+	reqid_format(k->id, rid);
+	json_object_set_new(sc, "request_id", json_string(rid));
+	if (k->revoke_failed)
+		json_object_set_new(sc, "credential_revoke_failed",
+		    json_true());
 }
 
-/* Always tried once; a failure is logged and shows in the result. */
-static int
-lease_revoke(struct call *k)
+/* The result of a call whose end could not be recorded. */
+static void
+send_unrecorded(const struct call *k, const char *why)
 {
-	json_t *reply;
-	char why[256];
-	int r;
+	char rid[REQID_STR_LEN], *text, *out;
+	json_t *res;
 
-	if (k->lease == NULL)
-		return 0;
-	r = peer_request("broker.sock", MSG_CRED_REVOKE, k->id,
-	    json_pack("{s:s}", "lease_id", k->lease), MSG_CRED_REVOKED,
-	    &reply, NULL, why, sizeof(why));
-	json_decref(reply);
-	if (r == -1)
-		log_warnx("%s: revoke %s: %s", k->tool, k->lease, why);
-	free(k->lease);
-	k->lease = NULL;
-	return r;
+	reqid_format(k->id, rid);
+	if (asprintf(&text, "audit log unavailable (%s): %s", why,
+	    k->ran ? "the result is withheld" : "nothing was run") == -1)
+		return;
+	res = text_result(1, text, json_pack("{s:s, s:s, s:s}", "request_id",
+	    rid, "status", "unrecorded", "reason", text));
+	out = res != NULL ? json_dumps(res, JSON_COMPACT) : NULL;
+	send_text(k, out);
+	free(out);
+	free(text);
+	json_decref(res);
 }
 
 void
 call_free(struct call *k)
 {
+	struct line *l = k->line;
+
 	TAILQ_REMOVE(&calls, k, entry);
-	ncalls--;
-	/* The next call starts from the loop, not inside this one's end. */
-	if (!TAILQ_EMPTY(&ring) && drain_timer == 0)
-		drain_timer = ev_timer(0, drain, NULL);
+	if (l != NULL) {
+		TAILQ_REMOVE(&l->calls, k, wentry);
+		if (TAILQ_EMPTY(&l->calls)) {
+			TAILQ_REMOVE(&ring, l, entry);
+			free(l);
+		}
+		nwaiting--;
+	}
+	if (k->timer != 0)
+		ev_timer_cancel(k->timer);
+	if (k->admitted) {
+		nadmitted--;
+		/* The next call starts from the loop, not inside this one's end. */
+		if (!TAILQ_EMPTY(&ring) && drain_timer == 0)
+			drain_timer = ev_timer(0, drain, NULL);
+	}
+	if (k->req.credfd != -1)
+		close(k->req.credfd);
+	json_decref(k->req.argv);
+	json_decref(k->req.files_in);
+	json_decref(k->req.files_out);
+	json_decref(k->req.egress);
+	json_decref(k->req.workspace);
 	free(k->tool);
 	free(k->lease);
 	json_decref(k->args);
 	json_decref(k->decision);
+	json_decref(k->outcome);
+	json_decref(k->summary);
+	json_decref(k->end_fields);
+	free(k->end_text);
 	free(k->approval_id);
 	free(k->plan_digest);
 	free(k);
 }
 
-/* Ends a call that was taken on but ran nothing; event records why. */
+static void
+end_recorded(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL)
+		send_unrecorded(k, why);
+	else {
+		send_text(k, k->end_text);
+	}
+	call_free(k);
+}
+
+/* The lease is gone (or never was): the end goes to auditd. */
+static void
+end_record(struct call *k)
+{
+	json_t *fields = k->end_fields;
+
+	k->end_fields = NULL;
+	if (k->end_event == NULL) {
+		json_decref(fields);
+		send_unrecorded(k, k->end_why);
+		call_free(k);
+		return;
+	}
+	audit_post(k->end_event, k->id, fields, end_recorded, k);
+}
+
+static void
+revoked(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		log_warnx("%s: revoke %s: %s", k->tool, k->lease, why);
+		k->revoke_failed = 1;
+	}
+	free(k->lease);
+	k->lease = NULL;
+	if (k->state == CALL_ENDING)
+		end_record(k);
+	else
+		shape(k);
+}
+
+/* Always tried once; a failure is logged and shows in the result. */
+static void
+lease_revoke(struct call *k)
+{
+	peer_ask(PEER_BROKERD, MSG_CRED_REVOKE, k->id, json_pack("{s:s}",
+	    "lease_id", k->lease), MSG_CRED_REVOKED, revoked, k);
+}
+
+/*
+ * The one way a call ends: event (with fields, taken) is recorded,
+ * then res (taken) goes to the client.  The credential is revoked
+ * first.  event NULL: the audit log failed before, nothing more is
+ * recorded and the client learns why (why).
+ */
+static void
+call_end(struct call *k, const char *event, json_t *fields, json_t *res,
+    const char *why)
+{
+	const char *delivered = "whole";
+
+	k->state = CALL_ENDING;
+	k->end_event = event;
+	strlcpy(k->end_why, why != NULL ? why : "", sizeof(k->end_why));
+	if (fields == NULL)
+		fields = json_object();
+	if (res != NULL) {
+		result_stamp(k, res);
+		k->end_text = result_encode(res, &delivered);
+		json_object_set(fields, "isError", json_object_get(res,
+		    "isError"));
+		json_object_set_new(fields, "delivered", json_string(
+		    delivered));
+	}
+	k->end_fields = fields;
+	json_decref(res);
+	if (event != NULL && k->end_text == NULL) {
+		k->end_event = NULL;
+		strlcpy(k->end_why, "out of memory", sizeof(k->end_why));
+	}
+	if (k->lease != NULL)
+		lease_revoke(k);
+	else
+		end_record(k);
+}
+
+/* Ends a call with why; event (tool.failed or tool.denied) records it. */
 void
 call_refuse(struct call *k, const char *event, const char *why)
 {
-	refuse(k->conn, k->id, event, why);
-	call_free(k);
+	call_end(k, event, json_pack("{s:s}", "reason", why),
+	    text_result(1, why, json_pack("{s:s, s:s}", "status",
+	    strcmp(event, "tool.denied") == 0 ? "denied" : "failed",
+	    "reason", why)), why);
+}
+
+/* A step's record failed: nothing more is recorded, nothing more runs. */
+static void
+call_unrecorded(struct call *k, const char *why)
+{
+	call_end(k, NULL, NULL, NULL, why);
 }
 
 /*
@@ -284,162 +351,23 @@ call_refuse(struct call *k, const char *event, const char *why)
 void
 call_finish(struct call *k, json_t *res, json_t *audit)
 {
-	const char *delivered;
-	char *text = NULL;
-
-	if (res == NULL || audit == NULL ||
-	    (text = result_encode(res, &delivered)) == NULL ||
-	    json_object_set(audit, "isError",
-	    json_object_get(res, "isError")) == -1 ||
-	    json_object_set_new(audit, "delivered",
-	    json_string(delivered)) == -1 ||
-	    audit_emit("tool.result", k->id, json_incref(audit)) == -1) {
-		free(text);
-		refuse(k->conn, k->id, NULL,
-		    "audit log unavailable: the result is withheld");
-	} else
-		send_text(k->conn, k->id, text);
-	json_decref(res);
-	json_decref(audit);
-	call_free(k);
+	if (res == NULL) {
+		json_decref(audit);
+		call_refuse(k, "tool.failed", "out of memory");
+		return;
+	}
+	call_end(k, "tool.result", audit, res, NULL);
 }
 
-/*
- * Asks approvald and records its answer.  The decision to go on with
- * (allow, or approval_required for the tools that wait for a person),
- * or NULL after the call was refused.
- */
-static json_t *
-decide(uint32_t connid, uint64_t id, json_t *call)
-{
-	json_t *reply, *egress;
-	const char *decision, *reason, *tool;
-	char why[256];
-
-	tool = json_string_value(json_object_get(call, "tool"));
-	if (peer_request("approval.sock", MSG_DECIDE, id, json_pack("{s:O,"
-	    " s:O}", "tool", json_object_get(call, "tool"), "arguments",
-	    json_object_get(call, "arguments")), MSG_DECISION, &reply, NULL,
-	    why, sizeof(why)) == -1) {
-		refuse(connid, id, "tool.failed", why);
-		return NULL;
-	}
-	decision = json_string_value(json_object_get(reply, "decision"));
-	reason = json_string_value(json_object_get(reply, "reason"));
-	if (audit_emit("guardrail.decision", id, json_pack("{s:s, s:s?, s:O*,"
-	    " s:s?}", "tool", tool, "decision", decision, "tier",
-	    json_object_get(reply, "tier"), "reason", reason)) == -1) {
-		refuse(connid, id, NULL, "audit log unavailable: nothing was "
-		    "run");
-		json_decref(reply);
-		return NULL;
-	}
-	if (decision == NULL || (strcmp(decision, "allow") != 0 &&
-	    strcmp(decision, "approval_required") != 0)) {
-		snprintf(why, sizeof(why), "denied by policy: %s",
-		    reason != NULL ? reason : "no reason given");
-		refuse(connid, id, "tool.denied", why);
-		json_decref(reply);
-		return NULL;
-	}
-	egress = json_object_get(reply, "egress");
-	if (egress != NULL && !json_is_array(egress)) {
-		refuse(connid, id, "tool.failed", "bad egress list");
-		json_decref(reply);
-		return NULL;
-	}
-	return reply;
-}
-
-/*
- * A person in the loop, for every tool but terraform_apply (whose
- * approval binds a plan: terraform.c).  Without approval_id the call
- * stops at a pending approval bound to its tool and arguments; with the
- * approval a person granted, approvald spends it and the call goes on,
- * without the approval_id.  0 to go on, -1 when the call ended here.
- */
+/* The client cancelled, or went away, before the call ran: it ends. */
 static int
-approval_gate(uint32_t connid, uint64_t id, const char *tool, json_t *args)
+call_cancelled(struct call *k)
 {
-	const char *aid, *expires;
-	char why[256], *text;
-	json_t *reply;
-
-	if ((aid = json_string_value(json_object_get(args, "approval_id"))) !=
-	    NULL) {
-		if (peer_request("approval.sock", MSG_APPROVAL_SPEND, id,
-		    json_pack("{s:s, s:s, s:O}", "approval_id", aid, "tool",
-		    tool, "arguments", args), MSG_APPROVAL_SPENT, &reply, NULL,
-		    why, sizeof(why)) == -1) {
-			refuse(connid, id, "tool.denied", why);
-			return -1;
-		}
-		json_decref(reply);
-		json_object_del(args, "approval_id");
+	if (!k->cancelled)
 		return 0;
-	}
-	if (peer_request("approval.sock", MSG_APPROVAL_REQUEST, id,
-	    json_pack("{s:s, s:O, s:n}", "tool", tool, "arguments", args,
-	    "plan_digest"), MSG_APPROVAL_CREATED, &reply, NULL, why,
-	    sizeof(why)) == -1) {
-		refuse(connid, id, "tool.failed", why);
-		return -1;
-	}
-	aid = json_string_value(json_object_get(reply, "approval_id"));
-	expires = json_string_value(json_object_get(reply, "expires_at"));
-	if (aid == NULL || asprintf(&text, "Not run: the policy asks a "
-	    "person to approve this call.\nAn operator reviews it and "
-	    "approves it out of band:\n  approvalctl show %s\n  approvalctl "
-	    "approve %s\nThen make the same call again with approval_id "
-	    "\"%s\"; the approval expires at %s and works once.\n", aid, aid,
-	    aid, expires != NULL ? expires : "?") == -1) {
-		json_decref(reply);
-		refuse(connid, id, "tool.failed", "approvald gave no approval "
-		    "id");
-		return -1;
-	}
-	if (audit_emit("tool.result", id, json_pack("{s:b, s:s, s:s}",
-	    "isError", 1, "status", "pending_approval", "approval_id",
-	    aid)) == -1)
-		refuse(connid, id, NULL, "audit log unavailable: nothing was "
-		    "run");
-	else
-		send_result(connid, id, text_result(1, text, NULL));
-	free(text);
-	json_decref(reply);
-	return -1;
-}
-
-/* Asks brokerd; the secret, if any, comes back as a sealed memfd. */
-static int
-credential(uint32_t connid, struct call *k, json_t *call, int *credfd)
-{
-	json_t *reply;
-	const char *engine, *lease;
-	char why[256];
-
-	if (peer_request("broker.sock", MSG_CRED_ISSUE, k->id,
-	    json_pack("{s:O, s:O}", "tool", json_object_get(call, "tool"),
-	    "arguments", json_object_get(call, "arguments")), MSG_CRED_ISSUED,
-	    &reply, credfd, why, sizeof(why)) == -1) {
-		refuse(connid, k->id, "tool.failed", why);
-		return -1;
-	}
-	engine = json_string_value(json_object_get(reply, "engine"));
-	lease = json_string_value(json_object_get(reply, "lease_id"));
-	if (lease != NULL)
-		k->lease = strdup(lease);
-	if (engine == NULL || (strcmp(engine, "none") != 0) != (*credfd != -1)) {
-		json_decref(reply);
-		lease_revoke(k);
-		if (*credfd != -1)
-			close(*credfd);
-		refuse(connid, k->id, "tool.failed",
-		    "brokerd's credential does not match its engine");
-		return -1;
-	}
-	json_decref(reply);
-	return 0;
+	call_refuse(k, "tool.failed", k->conn != 0 ? "cancelled before it "
+	    "ran" : "its client went away before it ran");
+	return 1;
 }
 
 /* run_shell with sessions disabled: sh -c in a fresh sandbox. */
@@ -450,93 +378,281 @@ shell_argv(json_t *args)
 	    json_object_get(args, "command"));
 }
 
-/* A call's way from approvald's decision to its sandbox. */
 static void
-call_run(uint32_t connid, uid_t uid, uint64_t id, json_t *call)
+started(void *arg, json_t *reply, int fd, const char *why)
 {
-	struct sbx_request req;
-	struct call *k;
-	json_t *args, *decision;
-	const char *tool;
-	char why[256];
-	int started;
+	struct call *k = arg;
+	struct sbx_request *req = &k->req;
+	int failed;
 
-	memset(&req, 0, sizeof(req));
-	req.id = id;
-	req.credfd = -1;
-	tool = json_string_value(json_object_get(call, "tool"));
-	args = json_object_get(call, "arguments");
-	if ((decision = decide(connid, req.id, call)) == NULL)
-		goto out;
-	if (strcmp(tool, "terraform_apply") != 0 &&
-	    strcmp(json_string_value(json_object_get(decision, "decision")),
-	    "approval_required") == 0 &&
-	    approval_gate(connid, req.id, tool, args) == -1) {
-		json_decref(decision);
-		goto out;
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		call_unrecorded(k, why);
+		return;
 	}
-	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
-	    NULL)
-		fatal("call");
-	k->id = req.id;
-	k->conn = connid;
-	k->uid = uid;
-	k->args = json_incref(args);
-	k->decision = decision;
-	TAILQ_INSERT_TAIL(&calls, k, entry);
-	ncalls++;
-	/* A session never gets a credential: brokerd is not asked. */
-	if (session_tool(tool, args)) {
-		k->kind = CALL_SESSION;
+	if (call_cancelled(k))
+		return;
+	k->state = CALL_RUNNING;
+	k->ran = 1;
+	failed = runnerd_backend->start(req) == -1;
+	/* start() takes the descriptor, whatever it returns. */
+	req->credfd = -1;
+	if (failed)
+		call_refuse(k, "tool.failed", "the sandbox could not be "
+		    "started");
+}
+
+/* The sandbox's request is made and recorded; then it starts. */
+static void
+start(struct call *k)
+{
+	struct sbx_request *req = &k->req;
+
+	k->state = CALL_STARTING;
+	req->id = k->id;
+	req->egress = json_incref(json_object_get(k->decision, "egress"));
+	if (k->kind == CALL_SHELL)
+		req->argv = shell_argv(k->args);
+	else if (k->kind == CALL_K8S)
+		req->argv = k8s_argv(k->args);
+	else if (tf_prepare(k, req) == -1)
+		req->argv = NULL;
+	if (req->argv == NULL) {
+		call_refuse(k, "tool.failed", "the sandbox could not be "
+		    "prepared");
+		return;
+	}
+	audit_post("sandbox.started", k->id, json_pack("{s:s, s:s, s:O*}",
+	    "tool", k->tool, "backend", runnerd_backend->name, "egress",
+	    req->egress), started, k);
+}
+
+/* brokerd's answer: the secret, if any, comes as a sealed memfd. */
+static void
+issued(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+	const char *engine, *lease;
+
+	if (why != NULL) {
+		call_refuse(k, "tool.failed", why);
+		return;
+	}
+	engine = json_string_value(json_object_get(reply, "engine"));
+	lease = json_string_value(json_object_get(reply, "lease_id"));
+	if (lease != NULL && (k->lease = strdup(lease)) == NULL)
+		fatal("lease");
+	k->req.credfd = fd;
+	json_decref(reply);
+	if (engine == NULL || (strcmp(engine, "none") != 0) != (fd != -1)) {
+		call_refuse(k, "tool.failed", "brokerd's credential does not "
+		    "match its engine");
+		return;
+	}
+	if (!call_cancelled(k))
+		start(k);
+}
+
+/* A session never gets a credential: brokerd is not asked. */
+static void
+credential(struct call *k)
+{
+	if (call_cancelled(k))
+		return;
+	if (k->kind == CALL_SESSION) {
+		k->state = CALL_RUNNING;
+		k->ran = 1;
 		session_call(k);
-		goto out;
+		return;
 	}
-	if (strcmp(tool, "run_shell") == 0)
+	k->state = CALL_CREDENTIALING;
+	peer_ask(PEER_BROKERD, MSG_CRED_ISSUE, k->id, json_pack("{s:s, s:O}",
+	    "tool", k->tool, "arguments", k->args), MSG_CRED_ISSUED, issued,
+	    k);
+}
+
+/* terraform_apply's approval spent: approvald names the plan it binds. */
+static void
+tf_spent_reply(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+	char err[256];
+
+	(void)fd;
+	if (why != NULL)
+		call_refuse(k, "tool.denied", why);
+	else if (tf_spent(k, reply, err, sizeof(err)) == -1)
+		call_refuse(k, "tool.denied", err);
+	else
+		credential(k);
+	json_decref(reply);
+}
+
+static void
+spent(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		call_refuse(k, "tool.denied", why);
+		return;
+	}
+	json_object_del(k->args, "approval_id");
+	credential(k);
+}
+
+static void
+approval_created(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+	const char *aid, *expires;
+	char *text;
+
+	(void)fd;
+	if (why != NULL) {
+		call_refuse(k, "tool.failed", why);
+		return;
+	}
+	aid = json_string_value(json_object_get(reply, "approval_id"));
+	expires = json_string_value(json_object_get(reply, "expires_at"));
+	if (aid == NULL || asprintf(&text, "Not run: the policy asks a "
+	    "person to approve this call.\nAn operator reviews it and "
+	    "approves it out of band:\n  approvalctl show %s\n  approvalctl "
+	    "approve %s\nThen make the same call again with approval_id "
+	    "\"%s\"; the approval expires at %s and works once.\n", aid, aid,
+	    aid, expires != NULL ? expires : "?") == -1) {
+		json_decref(reply);
+		call_refuse(k, "tool.failed", "approvald gave no approval id");
+		return;
+	}
+	call_end(k, "tool.result", json_pack("{s:s, s:s}", "status",
+	    "pending_approval", "approval_id", aid), text_result(1, text,
+	    json_pack("{s:s, s:s, s:s, s:s?}", "status", "pending_approval",
+	    "reason", "the policy asks a person to approve this call",
+	    "approval_id", aid, "expires_at", expires)), NULL);
+	free(text);
+	json_decref(reply);
+}
+
+/*
+ * A person in the loop, for every tool but terraform_apply (whose
+ * approval binds a plan: terraform.c).  Without approval_id the call
+ * stops at a pending approval bound to its tool and arguments; with the
+ * approval a person granted, approvald spends it and the call goes on,
+ * without the approval_id.
+ */
+static void
+approval_gate(struct call *k)
+{
+	const char *aid;
+
+	k->state = CALL_APPROVING;
+	if ((aid = json_string_value(json_object_get(k->args,
+	    "approval_id"))) != NULL)
+		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
+		    json_pack("{s:s, s:s, s:O}", "approval_id", aid, "tool",
+		    k->tool, "arguments", k->args), MSG_APPROVAL_SPENT, spent,
+		    k);
+	else
+		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
+		    json_pack("{s:s, s:O, s:n}", "tool", k->tool, "arguments",
+		    k->args, "plan_digest"), MSG_APPROVAL_CREATED,
+		    approval_created, k);
+}
+
+/* What the call is, once approvald has allowed it. */
+static int
+call_kind(struct call *k, char *why, size_t whylen)
+{
+	if (session_tool(k->tool, k->args))
+		k->kind = CALL_SESSION;
+	else if (strcmp(k->tool, "run_shell") == 0)
 		k->kind = CALL_SHELL;
-	else if (strcmp(tool, "k8s_get_pod_status") == 0)
+	else if (strcmp(k->tool, "k8s_get_pod_status") == 0)
 		k->kind = CALL_K8S;
-	else if (tf_kind(k, why, sizeof(why)) == -1) {
-		refuse(connid, req.id, "tool.failed", why);
-		call_free(k);
-		goto out;
+	else
+		return tf_kind(k, why, whylen);
+	return 0;
+}
+
+static void
+decision_recorded(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+	const char *decision, *reason;
+	json_t *egress;
+	char err[256];
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		call_unrecorded(k, why);
+		return;
+	}
+	if (call_cancelled(k))
+		return;
+	decision = json_string_value(json_object_get(k->decision,
+	    "decision"));
+	reason = json_string_value(json_object_get(k->decision, "reason"));
+	if (decision == NULL || (strcmp(decision, "allow") != 0 &&
+	    strcmp(decision, "approval_required") != 0)) {
+		snprintf(err, sizeof(err), "denied by policy: %s",
+		    reason != NULL ? reason : "no reason given");
+		call_refuse(k, "tool.denied", err);
+		return;
+	}
+	egress = json_object_get(k->decision, "egress");
+	if (egress != NULL && !json_is_array(egress)) {
+		call_refuse(k, "tool.failed", "bad egress list");
+		return;
+	}
+	if (call_kind(k, err, sizeof(err)) == -1) {
+		call_refuse(k, "tool.failed", err);
+		return;
 	}
 	/* The approval is spent before anything runs: it is single-use. */
-	if (k->kind == CALL_TF_APPLY && tf_spend(k, why, sizeof(why)) == -1) {
-		refuse(connid, req.id, "tool.denied", why);
-		call_free(k);
-		goto out;
+	if (k->kind == CALL_TF_APPLY) {
+		k->state = CALL_APPROVING;
+		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
+		    tf_spend_request(k), MSG_APPROVAL_SPENT, tf_spent_reply, k);
+	} else if (strcmp(decision, "approval_required") == 0 &&
+	    strcmp(k->tool, "terraform_apply") != 0)
+		approval_gate(k);
+	else
+		credential(k);
+}
+
+/* approvald's answer, recorded before anything else happens. */
+static void
+decided(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	if (why != NULL) {
+		call_refuse(k, "tool.failed", why);
+		return;
 	}
-	if (credential(connid, k, call, &req.credfd) == -1) {
-		call_free(k);
-		goto out;
-	}
-	req.egress = json_incref(json_object_get(decision, "egress"));
-	if (k->kind == CALL_SHELL)
-		req.argv = shell_argv(args);
-	else if (k->kind == CALL_K8S)
-		req.argv = k8s_argv(args);
-	else if (tf_prepare(k, &req) == -1)
-		req.argv = NULL;
-	if (req.argv == NULL || audit_emit("sandbox.started", req.id,
-	    json_pack("{s:s, s:s, s:O*}", "tool", tool, "backend",
-	    runnerd_backend->name, "egress", req.egress)) == -1) {
-		if (req.credfd != -1)
-			close(req.credfd);
-		started = -1;
-	} else
-		started = runnerd_backend->start(&req);
-	if (started == -1) {
-		lease_revoke(k);
-		refuse(connid, req.id, "tool.failed",
-		    "the sandbox could not be started (or recorded)");
-		call_free(k);
-	}
-	json_decref(req.argv);
-	json_decref(req.workspace);
-	json_decref(req.files_out);
-out:
-	json_decref(req.egress);
-	json_decref(call);
+	k->decision = reply;
+	audit_post("guardrail.decision", k->id, json_pack("{s:s, s:O*, s:O*,"
+	    " s:O*}", "tool", k->tool, "decision", json_object_get(reply,
+	    "decision"), "tier", json_object_get(reply, "tier"), "reason",
+	    json_object_get(reply, "reason")), decision_recorded, k);
+}
+
+static void
+decide(struct call *k)
+{
+	k->state = CALL_DECIDING;
+	k->admitted = 1;
+	nadmitted++;
+	if (call_cancelled(k))
+		return;
+	peer_ask(PEER_APPROVALD, MSG_DECIDE, k->id, json_pack("{s:s, s:O}",
+	    "tool", k->tool, "arguments", k->args), MSG_DECISION, decided, k);
 }
 
 static struct line *
@@ -550,84 +666,58 @@ line_find(uint32_t conn)
 	return NULL;
 }
 
-static struct waiter *
-waiter_find(uint64_t id)
-{
-	struct line *l;
-	struct waiter *w;
-
-	TAILQ_FOREACH(l, &ring, entry)
-		TAILQ_FOREACH(w, &l->waiters, entry)
-			if (w->id == id)
-				return w;
-	return NULL;
-}
-
-/* Takes w out of its line; a client leaves the ring with its last call. */
+/* Takes k out of its line; a client leaves the ring with its last call. */
 static void
-waiter_unlink(struct waiter *w)
+line_leave(struct call *k)
 {
-	struct line *l = w->line;
+	struct line *l = k->line;
 
-	if (w->timer != 0)
-		ev_timer_cancel(w->timer);
-	TAILQ_REMOVE(&l->waiters, w, entry);
-	if (TAILQ_EMPTY(&l->waiters)) {
+	ev_timer_cancel(k->timer);
+	k->timer = 0;
+	TAILQ_REMOVE(&l->calls, k, wentry);
+	if (TAILQ_EMPTY(&l->calls)) {
 		TAILQ_REMOVE(&ring, l, entry);
 		free(l);
 	}
+	k->line = NULL;
 	nwaiting--;
-}
-
-/* Ends a waiting call with why (to connid, 0: its client is gone). */
-static void
-waiter_refuse(struct waiter *w, uint32_t connid, const char *why)
-{
-	waiter_unlink(w);
-	refuse(connid, w->id, "tool.failed", why);
-	json_decref(w->call);
-	free(w);
 }
 
 static void
 waited_too_long(void *arg)
 {
-	struct waiter *w = arg;
+	struct call *k = arg;
 	char why[256];
 
-	w->timer = 0;
+	k->timer = 0;
+	line_leave(k);
 	snprintf(why, sizeof(why), "waited %ld s for a sandbox "
 	    "(runnerd.queue_wait) while all %ld were busy "
 	    "(runnerd.max_calls): try again later",
 	    runnerd_conf.runnerd.queue_wait, runnerd_conf.runnerd.max_calls);
-	waiter_refuse(w, w->line->conn, why);
+	call_refuse(k, "tool.failed", why);
 }
 
 /* Puts a call at the end of its client's line; -1 if there is no room. */
 static int
-wait_for_sandbox(struct conn *c, uint64_t id, json_t *call)
+wait_for_sandbox(struct call *k)
 {
 	struct line *l;
-	struct waiter *w;
 
 	if ((long)nwaiting >= runnerd_conf.runnerd.queue_max)
 		return -1;
-	if ((l = line_find(c->id)) == NULL) {
+	if ((l = line_find(k->conn)) == NULL) {
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			fatal("line");
-		l->conn = c->id;
-		l->uid = c->cred.uid;
-		TAILQ_INIT(&l->waiters);
+		l->conn = k->conn;
+		TAILQ_INIT(&l->calls);
 		TAILQ_INSERT_TAIL(&ring, l, entry);
 	}
-	if ((w = calloc(1, sizeof(*w))) == NULL)
-		fatal("waiter");
-	w->line = l;
-	w->id = id;
-	w->call = call;
-	w->timer = ev_timer(runnerd_conf.runnerd.queue_wait * 1000,
-	    waited_too_long, w);
-	TAILQ_INSERT_TAIL(&l->waiters, w, entry);
+	k->state = CALL_WAITING;
+	k->line = l;
+	k->timer = ev_timer(runnerd_conf.runnerd.queue_wait * 1000,
+	    waited_too_long, k);
+	TAILQ_INSERT_TAIL(&l->calls, k, wentry);
 	nwaiting++;
 	return 0;
 }
@@ -637,35 +727,66 @@ static void
 drain(void *arg)
 {
 	struct line *l;
-	struct waiter *w;
-	uint32_t conn;
-	uid_t uid;
+	struct call *k;
 
 	(void)arg;
 	drain_timer = 0;
-	while ((long)ncalls < runnerd_conf.runnerd.max_calls &&
+	while ((long)nadmitted < runnerd_conf.runnerd.max_calls &&
 	    (l = TAILQ_FIRST(&ring)) != NULL) {
-		w = TAILQ_FIRST(&l->waiters);
-		conn = l->conn;
-		uid = l->uid;
+		k = TAILQ_FIRST(&l->calls);
 		/* Its client's next call waits for every other client's. */
 		TAILQ_REMOVE(&ring, l, entry);
 		TAILQ_INSERT_TAIL(&ring, l, entry);
-		waiter_unlink(w);
-		call_run(conn, uid, w->id, w->call);
-		free(w);
+		line_leave(k);
+		decide(k);
 	}
+}
+
+/* tool.request is recorded: the call is checked, then waits or runs. */
+static void
+requested(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+	char err[256];
+	int idx;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		call_unrecorded(k, why);
+		return;
+	}
+	if ((idx = tool_index(k->tool)) == -1) {
+		call_refuse(k, "tool.failed", "unknown tool");
+		return;
+	}
+	if (tool_validate(idx, k->args, err, sizeof(err)) == -1) {
+		call_refuse(k, "tool.failed", err);
+		return;
+	}
+	/* Nobody overtakes a waiting call. */
+	if ((long)nadmitted < runnerd_conf.runnerd.max_calls &&
+	    TAILQ_EMPTY(&ring)) {
+		decide(k);
+		return;
+	}
+	if (wait_for_sandbox(k) == 0)
+		return;
+	snprintf(err, sizeof(err), "too many calls: %ld running "
+	    "(runnerd.max_calls) and %ld waiting (runnerd.queue_max); try "
+	    "again later", runnerd_conf.runnerd.max_calls,
+	    runnerd_conf.runnerd.queue_max);
+	call_refuse(k, "tool.failed", err);
 }
 
 void
 call_start(struct conn *c, struct msg *m)
 {
 	json_t *call, *args;
+	struct call *k;
 	const char *tool;
-	char why[256];
-	int idx;
 
-	if ((call = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
+	if ((call = cjson_parse(m->data, m->len, NULL, 0)) == NULL ||
 	    !json_is_object(call) ||
 	    (tool = json_string_value(json_object_get(call, "tool"))) ==
 	    NULL) {
@@ -673,41 +794,26 @@ call_start(struct conn *c, struct msg *m)
 		json_decref(call);
 		return;
 	}
+	/* mcpd makes the ids: a repeat is its error, and no new call. */
+	if (call_find(m->hdr.reqid) != NULL) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "request id already "
+		    "in use");
+		json_decref(call);
+		return;
+	}
 	args = json_object_get(call, "arguments");
-	if (audit_emit("tool.request", m->hdr.reqid, json_pack("{s:s, s:O*}",
-	    "tool", tool, "arguments", args)) == -1) {
-		refuse(c->id, m->hdr.reqid, NULL,
-		    "audit log unavailable: nothing was run");
-		goto out;
-	}
-	if (call_find(m->hdr.reqid) != NULL ||
-	    waiter_find(m->hdr.reqid) != NULL) {
-		refuse(c->id, m->hdr.reqid, "tool.failed",
-		    "request id already in use");
-		goto out;
-	}
-	if ((idx = tool_index(tool)) == -1) {
-		refuse(c->id, m->hdr.reqid, "tool.failed", "unknown tool");
-		goto out;
-	}
-	if (tool_validate(idx, args, why, sizeof(why)) == -1) {
-		refuse(c->id, m->hdr.reqid, "tool.failed", why);
-		goto out;
-	}
-	/* Nobody overtakes a waiting call. */
-	if ((long)ncalls < runnerd_conf.runnerd.max_calls &&
-	    TAILQ_EMPTY(&ring)) {
-		call_run(c->id, c->cred.uid, m->hdr.reqid, call);
-		return;
-	}
-	if (wait_for_sandbox(c, m->hdr.reqid, call) == 0)
-		return;
-	snprintf(why, sizeof(why), "too many calls: %ld running "
-	    "(runnerd.max_calls) and %ld waiting (runnerd.queue_max); try "
-	    "again later", runnerd_conf.runnerd.max_calls,
-	    runnerd_conf.runnerd.queue_max);
-	refuse(c->id, m->hdr.reqid, "tool.failed", why);
-out:
+	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
+	    NULL)
+		fatal("call");
+	k->id = m->hdr.reqid;
+	k->conn = c->id;
+	k->uid = c->cred.uid;
+	k->args = args != NULL ? json_deep_copy(args) : json_object();
+	k->req.credfd = -1;
+	k->state = CALL_RECORDING;
+	TAILQ_INSERT_TAIL(&calls, k, entry);
+	audit_post("tool.request", k->id, json_pack("{s:s, s:O*}", "tool",
+	    tool, "arguments", args), requested, k);
 	json_decref(call);
 }
 
@@ -772,92 +878,127 @@ shell_result(uint64_t id, json_t *r)
 	return r;
 }
 
+/* The MCP result of the call's run; terraform_apply may ask approvald. */
+static void
+shape(struct call *k)
+{
+	json_t *res, *fields;
+
+	k->state = CALL_ENDING;
+	fields = json_pack("{s:O*}", "status", json_object_get(k->outcome,
+	    "status"));
+	if (k->kind == CALL_SHELL)
+		res = shell_result(k->id, k->outcome);
+	else if (k->kind == CALL_K8S)
+		res = k8s_result(k, k->outcome);
+	else if ((res = tf_result(k, k->outcome)) == NULL &&
+	    k->summary != NULL) {
+		json_decref(fields);
+		k->state = CALL_APPROVING;
+		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
+		    tf_approval_request(k), MSG_APPROVAL_CREATED,
+		    tf_approval_reply, k);
+		return;
+	}
+	call_finish(k, res, fields);
+}
+
+/* The pending approval for terraform_apply's plan, or why there is none. */
+static void
+tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	call_finish(k, tf_pending_result(k, reply, why), json_pack("{s:O*}",
+	    "status", json_object_get(k->outcome, "status")));
+	json_decref(reply);
+}
+
+static void
+completed(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct call *k = arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL)
+		call_unrecorded(k, why);
+	else if (k->lease != NULL) {
+		k->state = CALL_REVOKING;
+		lease_revoke(k);
+	} else
+		shape(k);
+}
+
+/* The backend's result of a one-shot sandbox. */
 void
 call_done(uint64_t id, json_t *r)
 {
 	struct call *k;
-	char rid[REQID_STR_LEN], *text;
-	const char *delivered;
-	json_t *res, *sc;
-	int revoked;
 
-	if ((k = call_find(id)) == NULL) {
+	if ((k = call_find(id)) == NULL || k->state != CALL_RUNNING ||
+	    k->kind == CALL_SESSION) {
 		log_warnx("result for unknown call %016llx",
 		    (unsigned long long)id);
 		return;
 	}
-	if (audit_emit("sandbox.completed", id, json_pack("{s:O, s:O*, s:O*,"
+	k->state = CALL_COMPLETING;
+	k->outcome = json_incref(r);
+	audit_post("sandbox.completed", id, json_pack("{s:O, s:O*, s:O*,"
 	    " s:O*, s:O*, s:O*}", "status", json_object_get(r, "status"),
 	    "exit_code", json_object_get(r, "exit_code"), "duration_ms",
 	    json_object_get(r, "duration_ms"), "stdout_truncated",
 	    json_object_get(r, "stdout_truncated"), "stderr_truncated",
 	    json_object_get(r, "stderr_truncated"), "error",
-	    json_object_get(r, "error"))) == -1) {
-		lease_revoke(k);
-		refuse(k->conn, id, NULL,
-		    "audit log unavailable: the result is withheld");
-		call_free(k);
-		return;
-	}
-	revoked = lease_revoke(k) == 0;
-	res = k->kind == CALL_SHELL ? shell_result(id, r) :
-	    k->kind == CALL_K8S ? k8s_result(k, r) : tf_result(k, r);
-	/* The request id finds the call's trail: auditctl show --request-id. */
-	reqid_format(id, rid);
-	sc = json_object_get(res, "structuredContent");
-	json_object_set_new(sc, "request_id", json_string(rid));
-	if (!revoked)
-		json_object_set_new(sc, "credential_revoke_failed",
-		    json_true());
-	text = NULL;
-	if (res == NULL || (text = result_encode(res, &delivered)) == NULL ||
-	    audit_emit("tool.result", id, json_pack("{s:O, s:O, s:s}",
-	    "isError", json_object_get(res, "isError"), "status",
-	    json_object_get(r, "status"), "delivered", delivered)) == -1) {
-		free(text);
-		refuse(k->conn, id, NULL,
-		    "audit log unavailable: the result is withheld");
-	} else
-		send_text(k->conn, id, text);
-	json_decref(res);
-	call_free(k);
+	    json_object_get(r, "error")), completed, k);
 }
 
 void
 call_cancel(struct conn *c, uint64_t id)
 {
-	struct waiter *w;
 	struct call *k;
 
-	if ((w = waiter_find(id)) != NULL && w->line->conn == c->id) {
-		waiter_refuse(w, c->id, "cancelled while it waited for a "
-		    "sandbox");
-		return;
-	}
 	if ((k = call_find(id)) == NULL || k->conn != c->id)
 		return;
-	if (k->kind == CALL_SESSION)
-		session_cancel(k);
-	else
-		runnerd_backend->kill(id);
+	switch (k->state) {
+	case CALL_WAITING:
+		line_leave(k);
+		call_refuse(k, "tool.failed", "cancelled while it waited for "
+		    "a sandbox");
+		break;
+	case CALL_RUNNING:
+		if (k->kind == CALL_SESSION)
+			session_cancel(k);
+		else
+			runnerd_backend->kill(id);
+		break;
+	default:
+		/* Its next step ends it, if it has not run yet. */
+		k->cancelled = 1;
+		break;
+	}
 }
 
 /* mcpd went away: its calls end, nobody waits for their results. */
 void
 call_conn_closed(struct conn *c)
 {
-	struct line *l;
-	struct call *k;
+	struct call *k, *next;
 
-	while ((l = line_find(c->id)) != NULL)
-		waiter_refuse(TAILQ_FIRST(&l->waiters), 0, "its client went "
-		    "away while it waited for a sandbox");
-	TAILQ_FOREACH(k, &calls, entry)
-		if (k->conn == c->id) {
-			k->conn = 0;
-			if (k->kind != CALL_SESSION)
-				runnerd_backend->kill(k->id);
-		}
+	TAILQ_FOREACH_SAFE(k, &calls, entry, next) {
+		if (k->conn != c->id)
+			continue;
+		k->conn = 0;
+		k->cancelled = 1;
+		if (k->state == CALL_WAITING) {
+			line_leave(k);
+			call_refuse(k, "tool.failed", "its client went away "
+			    "while it waited for a sandbox");
+		} else if (k->state == CALL_RUNNING &&
+		    k->kind != CALL_SESSION)
+			runnerd_backend->kill(k->id);
+	}
 	session_conn_closed(c->id);
 }
 
@@ -868,12 +1009,8 @@ call_swept(json_t *j)
 	uint64_t id;
 	size_t i;
 
-	json_array_foreach(json_object_get(j, "sandboxes"), i, v) {
-		if (reqid_parse(json_string_value(v), &id) == -1)
-			continue;
-		if (audit_emit("sandbox.swept", id, json_pack("{s:s}",
-		    "backend", runnerd_backend->name)) == -1)
-			log_warnx("sweep of %s not recorded",
-			    json_string_value(v));
-	}
+	json_array_foreach(json_object_get(j, "sandboxes"), i, v)
+		if (reqid_parse(json_string_value(v), &id) == 0)
+			audit_post("sandbox.swept", id, json_pack("{s:s}",
+			    "backend", runnerd_backend->name), NULL, NULL);
 }

@@ -75,6 +75,7 @@ main(int argc, char *argv[])
 	    runnerd_conf.runnerd.user)) == -1)
 		fatal("%s", runnerd_conf.runnerd.state_dir);
 	close(fd);
+	peer_init();
 	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
 	    session_event);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)

@@ -24,9 +24,32 @@ enum call_kind {
 	CALL_K8S,		/* k8s_get_pod_status (k8s_tool.c) */
 };
 
+/*
+ * Where a call is.  Each state waits on one thing, with its own
+ * deadline: a peer's answer (runnerd.peer_timeout), a free sandbox
+ * (runnerd.queue_wait) or the sandbox itself (runnerd.timeout).
+ */
+enum call_state {
+	CALL_RECORDING,		/* tool.request on its way to auditd */
+	CALL_WAITING,		/* for a free sandbox */
+	CALL_DECIDING,		/* approvald's decision, then its record */
+	CALL_APPROVING,		/* approvald spends or makes an approval */
+	CALL_CREDENTIALING,	/* brokerd's credential */
+	CALL_STARTING,		/* sandbox.started on its way */
+	CALL_RUNNING,		/* in its sandbox or its session */
+	CALL_COMPLETING,	/* sandbox.completed on its way */
+	CALL_REVOKING,		/* brokerd revokes the credential */
+	CALL_ENDING,		/* its end event on its way; then freed */
+};
+
+struct line;
+
 struct call {
 	TAILQ_ENTRY(call)	 entry;
+	TAILQ_ENTRY(call)	 wentry;	/* in its line, CALL_WAITING */
+	struct line		*line;
 	uint64_t		 id;
+	enum call_state		 state;
 	uint32_t		 conn;		/* 0 once mcpd has gone */
 	uid_t			 uid;		/* mcpd's, SO_PEERCRED */
 	char			*tool;
@@ -36,6 +59,18 @@ struct call {
 	json_t			*decision;	/* approvald's MSG_DECISION */
 	char			*approval_id;	/* CALL_TF_APPLY */
 	char			*plan_digest;	/* CALL_TF_APPLY: approved plan */
+	struct sbx_request	 req;		/* until the sandbox starts */
+	json_t			*outcome;	/* the backend's result */
+	json_t			*summary;	/* terraform's plan, to approve */
+	uint64_t		 timer;		/* queue_wait */
+	int			 admitted;	/* counts against max_calls */
+	int			 cancelled;	/* before it ran */
+	int			 ran;		/* a sandbox was asked for */
+	int			 revoke_failed;
+	const char		*end_event;	/* CALL_ENDING: what is recorded */
+	json_t			*end_fields;
+	char			*end_text;	/* the encoded result */
+	char			 end_why[256];	/* end_event NULL: why not */
 };
 
 /* call.c */
@@ -44,20 +79,36 @@ void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_finish(struct call *, json_t *, json_t *);
 char	*run_text(const char *, const char *, const char *);
-int	peer_request(const char *, uint32_t, uint64_t, json_t *, uint32_t,
-	    json_t **, int *, char *, size_t);
 json_t	*text_result(int, const char *, json_t *);
 const char *status_text(const char *);
-
-/* terraform.c */
-int	tf_kind(struct call *, char *, size_t);
-int	tf_spend(struct call *, char *, size_t);
-int	tf_prepare(struct call *, struct sbx_request *);
-json_t	*tf_result(struct call *, json_t *);
 void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+/* peer.c: approvald, brokerd and auditd, never waited for */
+enum peer_id {
+	PEER_APPROVALD,
+	PEER_BROKERD,
+	PEER_AUDITD,
+};
+/* reply (taken) and fd (taken), or NULL, -1 and why */
+typedef void	(*peer_cb)(void *, json_t *, int, const char *);
+void	peer_init(void);
+void	peer_send(enum peer_id, uint32_t, uint64_t, char *, uint32_t, peer_cb,
+	    void *);
+void	peer_ask(enum peer_id, uint32_t, uint64_t, json_t *, uint32_t, peer_cb,
+	    void *);
+void	audit_post(const char *, uint64_t, json_t *, peer_cb, void *);
+
+/* terraform.c */
+int	tf_kind(struct call *, char *, size_t);
+json_t	*tf_spend_request(const struct call *);
+int	tf_spent(struct call *, json_t *, char *, size_t);
+int	tf_prepare(struct call *, struct sbx_request *);
+json_t	*tf_result(struct call *, json_t *);
+json_t	*tf_approval_request(const struct call *);
+json_t	*tf_pending_result(struct call *, json_t *, const char *);
 
 /* k8s_tool.c */
 json_t	*k8s_argv(const json_t *);

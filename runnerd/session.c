@@ -24,6 +24,9 @@
 #include "log.h"
 #include "runnerd.h"
 
+/* A session's key rides in a callback's pointer. */
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "key in a pointer");
+
 #define SESSION_PREFIX	"ses-"
 #define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
 #define REAP_MS		1000
@@ -660,6 +663,25 @@ audit_fields(struct session *s)
 	    s->id);
 }
 
+/* The session's sandbox.started is recorded: its first call goes in. */
+static void
+session_started(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct session *s;
+
+	(void)fd;
+	json_decref(reply);
+	if ((s = session_by_key((uintptr_t)arg)) == NULL)
+		return;		/* ended meanwhile */
+	if (why != NULL) {
+		session_end(s, "audit log unavailable");
+		return;
+	}
+	log_info("session %s opened in %s", s->id, s->container);
+	if (s->call != NULL)
+		session_send(s);
+}
+
 static void
 session_ready(struct session *s, json_t *j)
 {
@@ -670,18 +692,13 @@ session_ready(struct session *s, json_t *j)
 	s->ready = 1;
 	if ((cid = json_string_value(json_object_get(j, "container"))) != NULL)
 		strlcpy(s->container, cid, sizeof(s->container));
-	if (audit_emit("sandbox.started", s->origin, json_pack("{s:s, s:s,"
-	    " s:s, s:O*, s:O*, s:O*}", "tool", s->call->tool, "backend",
+	/* The key, not s: the session may end before auditd answers. */
+	audit_post("sandbox.started", s->origin, json_pack("{s:s, s:s, s:s,"
+	    " s:O*, s:O*, s:O*}", "tool", s->call->tool, "backend",
 	    runnerd_backend->name, "session_id", s->id, "container",
 	    json_object_get(j, "container"), "warm", json_object_get(j,
-	    "warm"), "start_ms", json_object_get(j, "start_ms"))) == -1) {
-		session_end(s, "audit log unavailable");
-		return;
-	}
-	log_info("session %s opened in %s (%s)", s->id,
-	    json_string_value(json_object_get(j, "container")),
-	    json_is_true(json_object_get(j, "warm")) ? "warm" : "cold");
-	session_send(s);
+	    "warm"), "start_ms", json_object_get(j, "start_ms")),
+	    session_started, (void *)(uintptr_t)s->key);
 }
 
 static void
@@ -696,10 +713,10 @@ session_ended(struct session *s, json_t *j)
 	    json_string_value(json_object_get(j, "reason"));
 	if (why == NULL)
 		why = "the session sandbox ended";
-	if (audit_emit("sandbox.completed", k != NULL ? k->id : s->origin,
+	/* Recorded before the call's end, on the same ordered channel. */
+	audit_post("sandbox.completed", k != NULL ? k->id : s->origin,
 	    json_pack("{s:s, s:s, s:s}", "status", "ended", "session_id",
-	    s->id, "reason", why)) == -1)
-		log_warnx("session %s: end not recorded", s->id);
+	    s->id, "reason", why), NULL, NULL);
 	log_info("session %s ended: %s", s->id, why);
 	if (k != NULL) {
 		audit = audit_fields(s);

@@ -106,28 +106,28 @@ bound_arguments(const struct call *k)
 	return a;
 }
 
-/* Spends the approval; approvald answers with the digest it is bound to. */
-int
-tf_spend(struct call *k, char *why, size_t whylen)
+/* The approval to spend, bound to the call's parameters. */
+json_t *
+tf_spend_request(const struct call *k)
 {
-	json_t *reply;
+	return json_pack("{s:s, s:s, s:o}", "approval_id", k->approval_id,
+	    "tool", k->tool, "arguments", bound_arguments(k));
+}
+
+/* approvald spent the approval and names the digest it is bound to. */
+int
+tf_spent(struct call *k, json_t *reply, char *why, size_t whylen)
+{
 	const char *digest;
 
-	if (peer_request("approval.sock", MSG_APPROVAL_SPEND, k->id,
-	    json_pack("{s:s, s:s, s:o}", "approval_id", k->approval_id,
-	    "tool", k->tool, "arguments", bound_arguments(k)),
-	    MSG_APPROVAL_SPENT, &reply, NULL, why, whylen) == -1)
-		return -1;
 	digest = json_string_value(json_object_get(reply, "plan_digest"));
 	if (digest == NULL || strlen(digest) != SHA256_HEX_LEN) {
 		snprintf(why, whylen, "approval %s is bound to no plan",
 		    k->approval_id);
-		json_decref(reply);
 		return -1;
 	}
 	if ((k->plan_digest = strdup(digest)) == NULL)
 		fatal("digest");
-	json_decref(reply);
 	return 0;
 }
 
@@ -373,22 +373,33 @@ plan_result(const struct call *k, json_t *r, json_t *summary)
 	return res;
 }
 
-/* A pending approval for the plan just made; nothing is applied. */
-static json_t *
-request_approval(const struct call *k, json_t *r, json_t *summary)
+/* The pending approval to ask for the plan just made (k->summary). */
+json_t *
+tf_approval_request(const struct call *k)
+{
+	json_t *r = k->outcome;
+
+	return json_pack("{s:s, s:o, s:O, s:O, s:s}", "tool", k->tool,
+	    "arguments", bound_arguments(k), "plan_digest",
+	    json_object_get(r, "plan_digest"), "summary", k->summary,
+	    "plan_text", json_string_value(json_object_get(
+	    json_object_get(r, "files"), "plan.txt")));
+}
+
+/*
+ * approvald's pending approval (reply), or why there is none: nothing
+ * is applied either way.
+ */
+json_t *
+tf_pending_result(struct call *k, json_t *reply, const char *why)
 {
 	const char *digest, *id, *expires;
-	char why[256], *head, *text;
-	json_t *reply, *res;
+	char *head, *text;
+	json_t *r = k->outcome, *summary = k->summary, *res;
 
-	digest = json_string_value(json_object_get(r, "plan_digest"));
-	if (peer_request("approval.sock", MSG_APPROVAL_REQUEST, k->id,
-	    json_pack("{s:s, s:o, s:s, s:O, s:s}", "tool", k->tool,
-	    "arguments", bound_arguments(k), "plan_digest", digest, "summary",
-	    summary, "plan_text", json_string_value(json_object_get(
-	    json_object_get(r, "files"), "plan.txt"))), MSG_APPROVAL_CREATED,
-	    &reply, NULL, why, sizeof(why)) == -1)
+	if (why != NULL)
 		return failed(k, r, why);
+	digest = json_string_value(json_object_get(r, "plan_digest"));
 	id = json_string_value(json_object_get(reply, "approval_id"));
 	expires = json_string_value(json_object_get(reply, "expires_at"));
 	head = summary_text(working_dir(k), summary, digest);
@@ -400,7 +411,6 @@ request_approval(const struct call *k, json_t *r, json_t *summary)
 	    "approval expires at %s and works once.\n", head, id, id, id,
 	    expires != NULL ? expires : "?") == -1) {
 		free(head);
-		json_decref(reply);
 		return failed(k, r, "approvald gave no approval id");
 	}
 	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s?, s:s,"
@@ -414,7 +424,6 @@ request_approval(const struct call *k, json_t *r, json_t *summary)
 	    "approvalctl approve ", id));
 	free(head);
 	free(text);
-	json_decref(reply);
 	return res;
 }
 
@@ -439,7 +448,11 @@ apply_result(const struct call *k, json_t *r)
 	return res;
 }
 
-/* The MCP result of a terraform call from the backend's result. */
+/*
+ * The MCP result of a terraform call from the backend's result; for
+ * terraform_apply's plan, NULL with k->summary set: the caller asks
+ * approvald for its approval (tf_approval_request).
+ */
 json_t *
 tf_result(struct call *k, json_t *r)
 {
@@ -466,9 +479,13 @@ tf_result(struct call *k, json_t *r)
 	if (json_array_size(json_object_get(summary, "code")) > 0 &&
 	    !code_approvable(k))
 		res = code_refused(k, r, summary);
-	else
-		res = k->kind == CALL_TF_PLAN ? plan_result(k, r, summary) :
-		    request_approval(k, r, summary);
+	else if (k->kind == CALL_TF_PLAN)
+		res = plan_result(k, r, summary);
+	else {
+		/* The caller asks approvald for the approval of it. */
+		k->summary = summary;
+		return NULL;
+	}
 	json_decref(summary);
 	return res;
 }

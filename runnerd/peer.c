@@ -1,0 +1,338 @@
+/*
+ * runnerd's peers, approvald, brokerd and auditd: one persistent
+ * connection each, requests pipelined on it, replies matched to their
+ * askers, and nothing ever waited for in the event loop.  A peer that
+ * stalls delays only the calls whose requests it holds: each request
+ * has runnerd.peer_timeout to be answered.
+ *
+ * approvald and brokerd answer by request id (brokerd out of order).
+ * auditd answers in order, so its replies are matched by position; a
+ * timeout there resets the connection, since an acknowledgement that
+ * arrives later could not be told from the next one's.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cjson.h"
+#include "event.h"
+#include "log.h"
+#include "runnerd.h"
+#include "sock.h"
+
+struct pending {
+	TAILQ_ENTRY(pending)	 entry;
+	struct peer		*peer;
+	uint64_t		 reqid;
+	uint32_t		 want;
+	peer_cb			 cb;
+	void			*arg;
+	uint64_t		 timer;
+	int			 queued;	/* on the peer's list */
+	char			 why[160];	/* set: fails unsent */
+};
+
+TAILQ_HEAD(pendings, pending);
+
+struct peer {
+	const char		*sock;
+	const char		*name;
+	int			 in_order;
+	void			(*orphan)(struct msg *, json_t *);
+	struct channel		 ch;
+	struct pendings		 pending;
+};
+
+static void	issued_orphan(struct msg *, json_t *);
+
+static struct peer peers[] = {
+	[PEER_APPROVALD] = { "approval.sock", "approvald", 0, NULL },
+	[PEER_BROKERD] = { "broker.sock", "brokerd", 0, issued_orphan },
+	[PEER_AUDITD] = { "audit.sock", "auditd", 1, NULL },
+};
+
+#define NPEERS	(sizeof(peers) / sizeof(peers[0]))
+
+static void	peer_event(int, short, void *);
+
+/* Tells pe's asker there is no answer, or logs it if nobody asked. */
+static void
+pending_fail(struct pending *pe, const char *why)
+{
+	if (pe->cb != NULL)
+		pe->cb(pe->arg, NULL, -1, why);
+	else
+		log_warnx("%s: request for %016llx: %s", pe->peer->name,
+		    (unsigned long long)pe->reqid, why);
+	free(pe);
+}
+
+void
+peer_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < NPEERS; i++) {
+		peers[i].ch.fd = -1;
+		TAILQ_INIT(&peers[i].pending);
+	}
+}
+
+static void
+peer_update(struct peer *p)
+{
+	if (p->ch.fd != -1)
+		ev_set(p->ch.fd, POLLIN | (channel_pending(&p->ch) ?
+		    POLLOUT : 0));
+}
+
+/* Calls back every request p holds with why; the connection goes. */
+static void
+peer_reset(struct peer *p, const char *why)
+{
+	struct pendings failed;
+	struct pending *pe;
+
+	if (p->ch.fd != -1) {
+		ev_del(p->ch.fd);
+		close(p->ch.fd);
+		channel_clear(&p->ch);
+		p->ch.fd = -1;
+	}
+	/* The callbacks may ask p again, on a new connection. */
+	TAILQ_INIT(&failed);
+	TAILQ_CONCAT(&failed, &p->pending, entry);
+	while ((pe = TAILQ_FIRST(&failed)) != NULL) {
+		TAILQ_REMOVE(&failed, pe, entry);
+		ev_timer_cancel(pe->timer);
+		pending_fail(pe, why);
+	}
+}
+
+static void
+pending_expired(void *arg)
+{
+	struct pending *pe = arg;
+	struct peer *p = pe->peer;
+	char why[160];
+
+	pe->timer = 0;
+	if (pe->why[0] == '\0')
+		snprintf(pe->why, sizeof(pe->why), "%s did not answer within "
+		    "%ld s (runnerd.peer_timeout)", p->name,
+		    runnerd_conf.runnerd.peer_timeout);
+	if (pe->queued && p->in_order) {
+		TAILQ_REMOVE(&p->pending, pe, entry);
+		strlcpy(why, pe->why, sizeof(why));
+		pending_fail(pe, why);
+		peer_reset(p, "auditd's connection was reset after another "
+		    "event's timeout: the event may or may not be recorded");
+		return;
+	}
+	if (pe->queued)
+		TAILQ_REMOVE(&p->pending, pe, entry);
+	strlcpy(why, pe->why, sizeof(why));
+	pending_fail(pe, why);
+}
+
+static int
+peer_connect(struct peer *p)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (config_socket_path(&runnerd_conf, p->sock, path,
+	    sizeof(path)) == -1 || (fd = sock_connect_nonblock(path)) == -1)
+		return -1;
+	channel_init(&p->ch, fd);
+	if (ev_add(fd, POLLIN, peer_event, p) == -1) {
+		close(fd);
+		channel_clear(&p->ch);
+		p->ch.fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Sends text (taken) to peer id; cb gets the reply of type want, or
+ * why there is none, always later from the loop, never from here.
+ */
+void
+peer_send(enum peer_id id, uint32_t type, uint64_t reqid, char *text,
+    uint32_t want, peer_cb cb, void *arg)
+{
+	struct peer *p = &peers[id];
+	struct pending *pe;
+	long ms = runnerd_conf.runnerd.peer_timeout * 1000;
+
+	if ((pe = calloc(1, sizeof(*pe))) == NULL)
+		fatal("peer request");
+	pe->peer = p;
+	pe->reqid = reqid;
+	pe->want = want;
+	pe->cb = cb;
+	pe->arg = arg;
+	if (text == NULL)
+		snprintf(pe->why, sizeof(pe->why), "out of memory");
+	else if (p->ch.fd == -1 && peer_connect(p) == -1)
+		snprintf(pe->why, sizeof(pe->why), "%s: %s", p->sock,
+		    strerror(errno));
+	else if (channel_compose(&p->ch, type, 0, reqid, -1, text,
+	    strlen(text)) == -1)
+		snprintf(pe->why, sizeof(pe->why), "%s: %s", p->sock,
+		    strerror(errno));
+	else {
+		pe->queued = 1;
+		TAILQ_INSERT_TAIL(&p->pending, pe, entry);
+		peer_update(p);
+	}
+	free(text);
+	pe->timer = ev_timer(pe->queued ? ms : 0, pending_expired, pe);
+}
+
+/* peer_send with a JSON body (taken). */
+void
+peer_ask(enum peer_id id, uint32_t type, uint64_t reqid, json_t *body,
+    uint32_t want, peer_cb cb, void *arg)
+{
+	char *text;
+
+	text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	peer_send(id, type, reqid, text, want, cb, arg);
+}
+
+/* A credential issued after its call gave up waiting: revoke it. */
+static void
+issued_orphan(struct msg *m, json_t *reply)
+{
+	const char *lease;
+
+	if (m->hdr.type != MSG_CRED_ISSUED)
+		return;
+	lease = json_string_value(json_object_get(reply, "lease_id"));
+	log_warnx("brokerd answered call %016llx too late%s%s",
+	    (unsigned long long)m->hdr.reqid, lease != NULL ?
+	    ": revoking " : "", lease != NULL ? lease : "");
+	if (lease != NULL)
+		peer_ask(PEER_BROKERD, MSG_CRED_REVOKE, m->hdr.reqid,
+		    json_pack("{s:s}", "lease_id", lease), MSG_CRED_REVOKED,
+		    NULL, NULL);
+}
+
+static struct pending *
+pending_match(struct peer *p, const struct msg *m)
+{
+	struct pending *pe;
+
+	if (p->in_order)
+		return TAILQ_FIRST(&p->pending);
+	TAILQ_FOREACH(pe, &p->pending, entry)
+		if (pe->reqid == m->hdr.reqid && (m->hdr.type == pe->want ||
+		    m->hdr.type == MSG_ERROR))
+			return pe;
+	return NULL;
+}
+
+static void
+peer_dispatch(struct peer *p, struct msg *m)
+{
+	struct msg_error e;
+	struct pending *pe;
+	json_t *reply = NULL;
+	char why[300];
+
+	why[0] = '\0';
+	if (m->hdr.type == MSG_ERROR && m->len == sizeof(e)) {
+		memcpy(&e, m->data, sizeof(e));
+		e.text[sizeof(e.text) - 1] = '\0';
+		snprintf(why, sizeof(why), "%s", e.text);
+		if (e.code == ERR_NOSPACE)
+			snprintf(why, sizeof(why), "%s's file system is full: "
+			    "%s", p->name, e.text);
+	} else if ((reply = cjson_parse(m->data, m->len, NULL, 0)) == NULL ||
+	    !json_is_object(reply))
+		snprintf(why, sizeof(why), "%s: unexpected %s", p->name,
+		    msg_type_name(m->hdr.type));
+	if ((pe = pending_match(p, m)) == NULL) {
+		log_warnx("%s: %s for %016llx, which nobody waits for",
+		    p->name, msg_type_name(m->hdr.type),
+		    (unsigned long long)m->hdr.reqid);
+		if (p->orphan != NULL && reply != NULL)
+			p->orphan(m, reply);
+		json_decref(reply);
+		return;
+	}
+	if (why[0] == '\0' && (m->hdr.type != pe->want ||
+	    m->hdr.reqid != pe->reqid))
+		snprintf(why, sizeof(why), "%s: unexpected %s", p->name,
+		    msg_type_name(m->hdr.type));
+	TAILQ_REMOVE(&p->pending, pe, entry);
+	ev_timer_cancel(pe->timer);
+	if (why[0] != '\0') {
+		json_decref(reply);
+		pending_fail(pe, why);
+		return;
+	}
+	if (pe->cb != NULL) {
+		pe->cb(pe->arg, reply, m->fd, NULL);
+		m->fd = -1;
+	} else
+		json_decref(reply);
+	free(pe);
+}
+
+static void
+peer_event(int fd, short revents, void *arg)
+{
+	struct peer *p = arg;
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	if ((revents & POLLOUT) && channel_flush(&p->ch) == -1) {
+		peer_reset(p, strerror(errno));
+		return;
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&p->ch);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			log_warnx("%s: connection lost", p->name);
+			peer_reset(p, n == 0 ? "the connection was closed "
+			    "before the answer came" : strerror(errno));
+			return;
+		}
+		/* A callback may reset p; then this connection is gone. */
+		while (p->ch.fd == fd && (r = channel_get(&p->ch, &m)) == 1) {
+			peer_dispatch(p, &m);
+			if (m.fd != -1)
+				close(m.fd);
+		}
+		if (p->ch.fd == fd && r == -1) {
+			peer_reset(p, "garbled frame");
+			return;
+		}
+	}
+	if (p->ch.fd == fd)
+		peer_update(p);
+}
+
+/*
+ * Records one event with auditd (fields taken); cb NULL: nobody waits,
+ * a failure is logged.
+ */
+void
+audit_post(const char *event, uint64_t reqid, json_t *fields, peer_cb cb,
+    void *arg)
+{
+	peer_send(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
+	    audit_payload(event, reqid, fields), MSG_AUDIT_ACK, cb, arg);
+}
