@@ -12,11 +12,11 @@
 #define SEEN_MAX	256
 
 struct seen {
-	char		 writer[WRITER_MAX + 1];	/* "": a free slot */
+	char		 writer[WRITER_MAX + 1];	/* "": free */
 	uint64_t	 wseq;		/* the highest written */
 	uint64_t	 recseq;	/* the record that holds it */
 	uint64_t	 pending;	/* the highest in the batch, or 0 */
-	uint64_t	 used;		/* when last seen: the oldest goes */
+	uint64_t	 used;		/* last seen; the oldest goes */
 };
 
 static struct seen	 seen[SEEN_MAX];

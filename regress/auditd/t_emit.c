@@ -122,9 +122,12 @@ auditctl(const atf_tc_t *tc, const char *args, char *out, size_t outlen)
 	return WEXITSTATUS(pclose(p));
 }
 
-/* Sends payload on a connection of its own; returns auditd's ack. */
+/*
+ * Sends payload on a connection of its own; returns auditd's ack, or
+ * NULL when it refused the event as want says it must.
+ */
 static json_t *
-send_payload(const char *payload, uint64_t reqid)
+send_payload(const char *payload, uint64_t reqid, int want)
 {
 	struct channel ch;
 	struct msg m;
@@ -136,8 +139,9 @@ send_payload(const char *payload, uint64_t reqid)
 	ATF_REQUIRE(channel_send_sync(&ch, MSG_AUDIT_EVENT, reqid, -1,
 	    payload, strlen(payload), 5000) == 0);
 	ATF_REQUIRE(channel_recv_sync(&ch, &m, 5000) == 0);
-	ATF_REQUIRE_EQ(audit_ack_check(&m, reqid), 0);
-	ATF_REQUIRE((ack = cjson_parse(m.data, m.len, NULL, 0)) != NULL);
+	ATF_REQUIRE_EQ(audit_ack_check(&m, reqid), want);
+	ack = want == 0 ? cjson_parse(m.data, m.len, NULL, 0) : NULL;
+	ATF_REQUIRE(want != 0 || ack != NULL);
 	channel_clear(&ch);
 	close(fd);
 	return ack;
@@ -230,6 +234,13 @@ ATF_TC_BODY(refused, tc)
 	ATF_CHECK_EQ(audit_emit("audit.rotated", 1, NULL), -1);
 	ATF_CHECK_EQ(audit_emit("Bad Name", 1, NULL), -1);
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, json_pack("[i]", 1)), -1);
+	/* A writer comes with its seq, and names itself plainly. */
+	(void)send_payload("{\"event\":\"tool.request\",\"daemon\":\"runnerd\","
+	    "\"request_id\":\"req-0000000000000001\",\"writer\":\"r:1:2\"}",
+	    1, -2);
+	(void)send_payload("{\"event\":\"tool.request\",\"daemon\":\"runnerd\","
+	    "\"request_id\":\"req-0000000000000001\",\"writer\":\"R\\n\","
+	    "\"seq\":1}", 1, -2);
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), 0);
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
 	stop_auditd(pid);
@@ -371,8 +382,8 @@ ATF_TC_BODY(duplicate_dropped, tc)
 	client_init("runnerd");
 	ATF_REQUIRE((payload = audit_payload("sandbox.completed", 0x77,
 	    json_pack("{s:i}", "exit", 0))) != NULL);
-	a1 = send_payload(payload, 0x77);
-	a2 = send_payload(payload, 0x77);
+	a1 = send_payload(payload, 0x77, 0);
+	a2 = send_payload(payload, 0x77, 0);
 	ATF_CHECK(json_object_get(a1, "duplicate") == NULL);
 	ATF_CHECK(json_is_true(json_object_get(a2, "duplicate")));
 	ATF_CHECK_EQ(ack_seq(a2), ack_seq(a1));
@@ -410,11 +421,11 @@ ATF_TC_BODY(duplicate_after_restart, tc)
 	client_init("brokerd");
 	ATF_REQUIRE((payload = audit_payload("credential.revoked", 0x78,
 	    NULL)) != NULL);
-	a1 = send_payload(payload, 0x78);
+	a1 = send_payload(payload, 0x78, 0);
 	stop_auditd(pid);
 	ATF_REQUIRE(unlink("run/audit.sock") == 0 || errno == ENOENT);
 	pid = start_auditd(tc);
-	a2 = send_payload(payload, 0x78);
+	a2 = send_payload(payload, 0x78, 0);
 	ATF_CHECK(json_is_true(json_object_get(a2, "duplicate")));
 	ATF_CHECK_EQ(ack_seq(a2), ack_seq(a1));
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "credential.revoked"), 1);
