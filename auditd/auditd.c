@@ -192,6 +192,9 @@ main(int argc, char *argv[])
 			fatal("%s: cannot record the recovery",
 			    auditd_log.path);
 	}
+	if (seen_load(&auditd_log) == -1)
+		fatal("%s: cannot read the writers' last events",
+		    auditd_log.path);
 	paths.rw[0] = auditd_conf.runtime_dir;
 	sandbox_enter(ROLE_AUDITD, &paths, daemon_trap(&auditd_conf));
 	log_info("%s: seq %llu", auditd_log.path,

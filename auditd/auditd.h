@@ -39,6 +39,7 @@ struct auditlog {
 	uint64_t	 max_batch;
 	uint64_t	 failures;
 	uint64_t	 rotations;
+	uint64_t	 duplicates;	/* resent events dropped */
 };
 
 extern struct as_config	 auditd_conf;
@@ -89,6 +90,19 @@ void	 writer_commit(void);
 int	 writer_rotate(const char *, char *, size_t);
 void	 writer_checkpoint_start(void);
 int	 writer_checkpoint(void);
+
+/* seen.c: each writer's last recorded seq, to drop a resent event */
+#define WRITER_MAX	95	/* "name:pid:16 hex digits" */
+#define SEEN_NEW	0
+#define SEEN_WRITTEN	1
+#define SEEN_PENDING	2
+
+int	 seen_check(const char *, uint64_t, uint64_t *);
+void	 seen_pending(const char *, uint64_t);
+void	 seen_written(const char *, uint64_t, uint64_t);
+void	 seen_settled(void);
+const char *seen_writer(const json_t *, uint64_t *);
+int	 seen_load(struct auditlog *);
 
 /* control.c */
 int	 control_dispatch(struct conn *, struct msg *);

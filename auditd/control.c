@@ -170,13 +170,14 @@ control_stats(struct conn *c)
 	const struct auditlog *l = &auditd_log;
 
 	if (send_json(c, json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, "
-	    "s:I, s:I, s:I, s:I, s:I, s:b}", "log", l->path,
+	    "s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "log", l->path,
 	    "size", (json_int_t)l->size, "seq", (json_int_t)l->seq,
 	    "head", l->head, "events", (json_int_t)l->events,
 	    "batches", (json_int_t)l->batches,
 	    "max_batch", (json_int_t)l->max_batch,
 	    "failures", (json_int_t)l->failures,
 	    "rotations", (json_int_t)l->rotations,
+	    "duplicates", (json_int_t)l->duplicates,
 	    "rotate_size", (json_int_t)auditd_conf.auditd.rotate_size,
 	    "connections", (json_int_t)server_nconns(),
 	    "followers", (json_int_t)nfollowers,

@@ -91,6 +91,33 @@ valid_name(const char *s, size_t max, int dots)
 	return 1;
 }
 
+/* "writer" and "seq" make an event one that may be resent: both or none. */
+static int
+event_writer(const json_t *ev, json_t *rec, char *why, size_t whylen)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789_-:";
+	json_t *w = json_object_get(ev, "writer"), *s = json_object_get(ev,
+	    "seq");
+	const char *ws = json_string_value(w);
+
+	if (w == NULL && s == NULL)
+		return 0;
+	if (ws == NULL || *ws == '\0' || strlen(ws) > WRITER_MAX ||
+	    strspn(ws, chars) != strlen(ws) || !json_is_integer(s) ||
+	    json_integer_value(s) <= 0) {
+		snprintf(why, whylen, "writer and seq go together: a name of "
+		    "[a-z0-9_:-] and a positive integer");
+		return -1;
+	}
+	/* The record's own seq is auditd's: the writer's is writer_seq. */
+	if (json_object_set(rec, "writer", w) == -1 ||
+	    json_object_set(rec, "writer_seq", s) == -1) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * The record for one event, fields scrubbed; NULL with why.  The
  * audit.* and log.* names are auditd's own, so no writer can forge a
@@ -124,22 +151,58 @@ event_record(const struct msg *m, char *why, size_t whylen)
 		snprintf(why, whylen, "fields is not an object");
 	else if ((fields = scrub_value(v != NULL ? v : json_object())) == NULL)
 		snprintf(why, whylen, "out of memory");
-	else {
-		rec = arec_new(daemon, event, json_string(rid), fields);
-		if (rec == NULL)
-			snprintf(why, whylen, "out of memory");
+	else if ((rec = arec_new(daemon, event, json_string(rid), fields)) ==
+	    NULL)
+		snprintf(why, whylen, "out of memory");
+	else if (event_writer(ev, rec, why, whylen) == -1) {
+		json_decref(rec);
+		rec = NULL;
 	}
 	json_object_foreach(ev, key, v)
 		if (rec != NULL && strcmp(key, "event") != 0 &&
 		    strcmp(key, "daemon") != 0 &&
 		    strcmp(key, "request_id") != 0 &&
-		    strcmp(key, "fields") != 0) {
+		    strcmp(key, "fields") != 0 && strcmp(key, "writer") != 0 &&
+		    strcmp(key, "seq") != 0) {
 			snprintf(why, whylen, "unknown key \"%s\"", key);
 			json_decref(rec);
 			rec = NULL;
 		}
 	json_decref(ev);
 	return rec;
+}
+
+/*
+ * A writer's answer: the ack with its record's seq (for a copy dropped
+ * as a duplicate, the original's, or null when not known), or, when
+ * err is set, why the event was not recorded.
+ */
+static void
+answer(uint32_t conn, uint64_t reqid, int err, uint64_t seq, int dup)
+{
+	char ack[64];
+	struct conn *c;
+
+	if (conn == 0 || (c = conn_find(conn)) == NULL)
+		return;
+	if (err == 0) {
+		if (dup && seq == 0)
+			strlcpy(ack, "{\"duplicate\":true,\"seq\":null}",
+			    sizeof(ack));
+		else
+			snprintf(ack, sizeof(ack), "{%s\"seq\":%" PRIu64 "}",
+			    dup ? "\"duplicate\":true," : "", seq);
+		(void)conn_send(c, MSG_AUDIT_ACK, reqid, -1, ack, strlen(ack));
+	} else
+		(void)conn_error(c, reqid, err == ENOSPC ? ERR_NOSPACE :
+		    ERR_UNAVAIL, "auditd cannot record the event: %s",
+		    strerror(err));
+	/*
+	 * Send now rather than on the next turn's POLLOUT: the writer's
+	 * next event then makes the next batch.
+	 */
+	if (channel_flush(&c->ch) == 0 && !channel_pending(&c->ch))
+		ev_set(c->ch.fd, POLLIN);
 }
 
 /*
@@ -150,12 +213,32 @@ int
 writer_dispatch(struct conn *c, struct msg *m)
 {
 	char why[200];
+	const char *w;
+	uint64_t wseq, recseq;
 	json_t *rec;
+	int st;
 
 	if ((rec = event_record(m, why, sizeof(why))) == NULL) {
 		log_warnx("audit.sock: peer %u (pid %d): event refused: %s",
 		    c->id, (int)c->cred.pid, why);
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s", why);
+	}
+	if ((w = seen_writer(rec, &wseq)) != NULL) {
+		/* The original is in this batch: written first, then known. */
+		if ((st = seen_check(w, wseq, &recseq)) == SEEN_PENDING) {
+			writer_commit();
+			st = seen_check(w, wseq, &recseq);
+		}
+		if (st == SEEN_WRITTEN) {
+			log_info("audit.sock: peer %u (pid %d): %s seq %" PRIu64
+			    " again, dropped", c->id, (int)c->cred.pid, w,
+			    wseq);
+			json_decref(rec);
+			auditd_log.duplicates++;
+			answer(c->id, m->hdr.reqid, 0, recseq, 1);
+			return 0;
+		}
+		seen_pending(w, wseq);
 	}
 	if (batch_add(rec, c->id, m->hdr.reqid, m->len) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
@@ -170,33 +253,21 @@ writer_own_event(const char *event, json_t *fields)
 	return batch_add(arec_new("auditd", event, NULL, fields), 0, 0, 0);
 }
 
+/* Acks (or refuses) the batch; the written seqs go to the table. */
 static void
 batch_answer(int ok, int err)
 {
-	char ack[64];
-	struct conn *c;
+	const char *w;
+	uint64_t wseq;
 	size_t i;
 
 	for (i = 0; i < nbatch; i++) {
-		if (batch[i].conn == 0 ||
-		    (c = conn_find(batch[i].conn)) == NULL)
-			continue;
-		if (ok) {
-			snprintf(ack, sizeof(ack), "{\"seq\":%" PRIu64 "}",
-			    batch[i].seq);
-			(void)conn_send(c, MSG_AUDIT_ACK, batch[i].reqid, -1,
-			    ack, strlen(ack));
-		} else
-			(void)conn_error(c, batch[i].reqid, err == ENOSPC ?
-			    ERR_NOSPACE : ERR_UNAVAIL, "auditd cannot record "
-			    "the event: %s", strerror(err));
-		/*
-		 * Send now rather than on the next turn's POLLOUT: the
-		 * writer's next event then makes the next batch.
-		 */
-		if (channel_flush(&c->ch) == 0 && !channel_pending(&c->ch))
-			ev_set(c->ch.fd, POLLIN);
+		answer(batch[i].conn, batch[i].reqid, ok ? 0 : err != 0 ?
+		    err : EIO, batch[i].seq, 0);
+		if (ok && (w = seen_writer(batch[i].j, &wseq)) != NULL)
+			seen_written(w, wseq, batch[i].seq);
 	}
+	seen_settled();
 }
 
 /*

@@ -8,94 +8,173 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cjson.h"
 #include "frame.h"
 #include "log.h"
 #include "sock.h"
 
-#define AUDIT_TIMEOUT_MS	5000
+#define WRITER_LEN	96
 
 static char		 audit_path[PATH_MAX];
 static const char	*audit_proc = "?";
+static int		 audit_timeout_ms;
 static struct channel	 audit_ch = { .fd = -1 };
+
+/* Who writes (name:pid:random) and the seq of its last event. */
+static char		 audit_writer[WRITER_LEN];
+static pid_t		 audit_writer_pid;
+static uint64_t		 audit_seq;
 
 int
 audit_init(const struct as_config *conf, const char *procname)
 {
 	audit_proc = procname;
+	audit_writer_pid = 0;
+	audit_timeout_ms = (int)conf->auditd.ack_timeout * 1000;
 	return config_socket_path(conf, "audit.sock", audit_path,
 	    sizeof(audit_path));
 }
 
+/*
+ * A new writer and its sequence from 1.  The random part tells a
+ * restarted process from its predecessor with a reused pid.
+ */
 static void
-audit_close(void)
+writer_new(void)
 {
-	if (audit_ch.fd != -1) {
-		close(audit_ch.fd);
-		channel_clear(&audit_ch);
-		audit_ch.fd = -1;
-	}
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		fatal("getrandom");
+	audit_writer_pid = getpid();
+	snprintf(audit_writer, sizeof(audit_writer), "%s:%d:%016" PRIx64,
+	    audit_proc, (int)audit_writer_pid, r);
+	audit_seq = 0;
 }
 
-static int
-audit_send(const char *payload, uint64_t reqid)
-{
-	const struct msg_error *e;
-	struct msg m;
-
-	if (audit_ch.fd == -1) {
-		int fd;
-
-		if ((fd = sock_connect(audit_path)) == -1)
-			return -1;
-		channel_init(&audit_ch, fd);
-	}
-	if (channel_send_sync(&audit_ch, MSG_AUDIT_EVENT, reqid, -1, payload,
-	    strlen(payload), AUDIT_TIMEOUT_MS) == -1 ||
-	    channel_recv_sync(&audit_ch, &m, AUDIT_TIMEOUT_MS) == -1) {
-		audit_close();
-		return -1;
-	}
-	/*
-	 * A refusal is auditd's answer, not a lost connection: no retry.
-	 * Its code says why, so that a full disk reads as one.
-	 */
-	if (m.hdr.type == MSG_ERROR && m.len == sizeof(struct msg_error)) {
-		e = (const struct msg_error *)m.data;
-		log_warnx("audit: auditd refused the event: %.*s",
-		    (int)sizeof(e->text), e->text);
-		errno = e->code == ERR_NOSPACE ? ENOSPC :
-		    e->code == ERR_UNAVAIL ? EIO : EPERM;
-		return -2;
-	}
-	if (m.hdr.type != MSG_AUDIT_ACK || m.hdr.reqid != reqid) {
-		audit_close();
-		errno = EPROTO;
-		return -1;
-	}
-	return 0;
-}
-
-/* One event as auditd takes it (fields taken), or NULL. */
+/*
+ * One event as auditd takes it; takes the reference to fields.  Each
+ * call uses up a seq, so that a resend of the text is known as one.
+ */
 char *
 audit_payload(const char *event, uint64_t reqid, json_t *fields)
 {
-	char rid[REQID_STR_LEN], *payload;
+	char rid[REQID_STR_LEN], *s, *payload;
+	json_free_t json_free;
 	json_t *ev;
 
+	/* A forked child writes under a name of its own. */
+	if (audit_writer_pid != getpid())
+		writer_new();
 	reqid_format(reqid, rid);
-	ev = json_pack("{s:s, s:s, s:s, s:o}", "event", event, "request_id",
-	    rid, "daemon", audit_proc, "fields",
-	    fields != NULL ? fields : json_object());
-	payload = ev != NULL ? json_dumps(ev, JSON_COMPACT) : NULL;
+	ev = json_pack("{s:s, s:s, s:s, s:o, s:s, s:I}", "event", event,
+	    "request_id", rid, "daemon", audit_proc, "fields",
+	    fields != NULL ? fields : json_object(), "writer", audit_writer,
+	    "seq", (json_int_t)++audit_seq);
+	if (ev == NULL || (s = json_dumps(ev, JSON_COMPACT)) == NULL) {
+		json_decref(ev);
+		errno = ENOMEM;
+		return NULL;
+	}
 	json_decref(ev);
+	/* json_dumps() allocates with the allocator jansson was given. */
+	payload = strdup(s);
+	json_get_alloc_funcs(NULL, &json_free);
+	json_free(s);
 	if (payload == NULL)
 		errno = ENOMEM;
 	return payload;
 }
 
 /*
- * Records one event; takes the reference to fields.  One reconnect is
- * tried, since auditd may have been restarted since the last event.
+ * auditd's answer to the event sent with reqid: 0 recorded (a resend
+ * it had recorded before included), -2 refused, -1 not an answer.
+ */
+int
+audit_ack_check(const struct msg *m, uint64_t reqid)
+{
+	const struct msg_error *e;
+	char rid[REQID_STR_LEN];
+	json_t *j;
+
+	/*
+	 * A refusal is auditd's answer, not a lost connection: no retry.
+	 * Its code says why, so that a full disk reads as one.  reqid 0
+	 * refuses the connection itself.
+	 */
+	if (m->hdr.type == MSG_ERROR && m->len == sizeof(struct msg_error) &&
+	    (m->hdr.reqid == reqid || m->hdr.reqid == 0)) {
+		e = (const struct msg_error *)m->data;
+		log_warnx("audit: auditd refused the event: %.*s",
+		    (int)sizeof(e->text), e->text);
+		errno = e->code == ERR_NOSPACE ? ENOSPC :
+		    e->code == ERR_UNAVAIL ? EIO : EPERM;
+		return -2;
+	}
+	if (m->hdr.type != MSG_AUDIT_ACK || m->hdr.reqid != reqid) {
+		errno = EPROTO;
+		return -1;
+	}
+	j = cjson_parse(m->data, m->len, NULL, 0);
+	if (json_is_true(json_object_get(j, "duplicate"))) {
+		reqid_format(reqid, rid);
+		log_info("audit: an event for %s was sent again; auditd had "
+		    "recorded it and dropped the copy", rid);
+	}
+	json_decref(j);
+	return 0;
+}
+
+static void
+audit_close(void)
+{
+	int saved = errno;
+
+	if (audit_ch.fd != -1) {
+		close(audit_ch.fd);
+		channel_clear(&audit_ch);
+		audit_ch.fd = -1;
+	}
+	errno = saved;
+}
+
+/* 0 recorded, -2 refused, -1 failed (ETIMEDOUT: the fate is unknown). */
+static int
+audit_send(const char *payload, uint64_t reqid)
+{
+	struct msg m;
+	int fd, r;
+
+	if (audit_ch.fd == -1) {
+		if ((fd = sock_connect(audit_path)) == -1)
+			return -1;
+		channel_init(&audit_ch, fd);
+	}
+	if (channel_send_sync(&audit_ch, MSG_AUDIT_EVENT, reqid, -1, payload,
+	    strlen(payload), audit_timeout_ms) == -1 ||
+	    channel_recv_sync(&audit_ch, &m, audit_timeout_ms) == -1) {
+		audit_close();
+		return -1;
+	}
+	if ((r = audit_ack_check(&m, reqid)) == -1)
+		audit_close();
+	return r;
+}
+
+/* No answer in time: whether auditd wrote the event is not known. */
+static void
+timeout_warn(const char *event, const char *rid, const char *then)
+{
+	log_warnx("audit: auditd did not answer within %d ms: %s for %s may "
+	    "or may not be recorded%s", audit_timeout_ms, event, rid, then);
+	errno = ETIMEDOUT;
+}
+
+/*
+ * Records one event; takes the reference to fields.  One resend of the
+ * same payload is tried: auditd may have been restarted since the last
+ * event, or have recorded this one without answering in time, and it
+ * drops a copy of an event it has recorded.
  */
 int
 audit_emit(const char *event, uint64_t reqid, json_t *fields)
@@ -103,18 +182,22 @@ audit_emit(const char *event, uint64_t reqid, json_t *fields)
 	char rid[REQID_STR_LEN], *payload;
 	int r;
 
-	if ((payload = audit_payload(event, reqid, fields)) == NULL)
+	reqid_format(reqid, rid);
+	if ((payload = audit_payload(event, reqid, fields)) == NULL) {
+		log_warn("audit: cannot record %s for %s", event, rid);
 		return -1;
+	}
 	r = audit_send(payload, reqid);
+	if (r == -1 && errno == ETIMEDOUT)
+		timeout_warn(event, rid, "; sending it again");
 	if (r == -1)
 		r = audit_send(payload, reqid);
-	if (r != 0) {
-		reqid_format(reqid, rid);
-		log_warn("audit: cannot record %s for %s", event, rid);
-		r = -1;
-	}
 	free(payload);
-	return r;
+	if (r == -1 && errno == ETIMEDOUT)
+		timeout_warn(event, rid, "");
+	else if (r != 0)
+		log_warn("audit: cannot record %s for %s", event, rid);
+	return r == 0 ? 0 : -1;
 }
 
 void

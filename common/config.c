@@ -372,6 +372,7 @@ static const struct yfield auditd_fields[] = {
 	{ "checkpoint_syslog", STR(struct auditd_conf, checkpoint_syslog) },
 	{ "forward_syslog", STR(struct auditd_conf, forward_syslog) },
 	{ "on_truncation", STR(struct auditd_conf, on_truncation), .choices = truncation_modes },
+	{ "ack_timeout", NUM(YF_SECONDS, struct auditd_conf, ack_timeout, 1, 300) },
 	{ NULL }
 };
 
@@ -475,6 +476,7 @@ config_defaults(struct as_config *c)
 	c->auditd.checkpoint_interval = 60;
 	strlcpy(c->auditd.on_truncation, "record",
 	    sizeof(c->auditd.on_truncation));
+	c->auditd.ack_timeout = 5;
 }
 
 /* 0, or -1 with "file:line: what" in err. */
@@ -680,9 +682,9 @@ config_print(const struct as_config *c)
 	printf("  key: \"%s\"\n  pubkey: \"%s\"\n  checkpoint_file: \"%s\"\n"
 	    "  checkpoint_every: %ld\n  checkpoint_interval: %ld\n"
 	    "  checkpoint_syslog: \"%s\"\n  on_truncation: %s\n"
-	    "  forward_syslog: \"%s\"\n",
+	    "  forward_syslog: \"%s\"\n  ack_timeout: %ld\n",
 	    c->auditd.key, c->auditd.pubkey, c->auditd.checkpoint_file,
 	    c->auditd.checkpoint_every, c->auditd.checkpoint_interval,
 	    c->auditd.checkpoint_syslog, c->auditd.on_truncation,
-	    c->auditd.forward_syslog);
+	    c->auditd.forward_syslog, c->auditd.ack_timeout);
 }

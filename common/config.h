@@ -142,6 +142,7 @@ struct auditd_conf {
 	char		checkpoint_syslog[PATH_MAX];	/* "" = none */
 	char		forward_syslog[PATH_MAX];	/* every record; "" = none */
 	char		on_truncation[16];	/* record | refuse */
+	long		ack_timeout;	/* seconds a writer waits for an ack */
 };
 
 struct as_config {

@@ -53,8 +53,9 @@ enum msg_type {
 	MSG_CRED_REVOKED,	/* JSON {"lease_id"} */
 
 	/* Every daemon -> auditd over audit.sock; the sender waits for the ack. */
-	MSG_AUDIT_EVENT = 500,	/* JSON {"event","request_id","fields"} */
-	MSG_AUDIT_ACK,		/* JSON {"seq"} */
+	MSG_AUDIT_EVENT = 500,	/* JSON {"event","request_id","daemon","fields",
+				   "writer","seq"}: a resend keeps writer+seq */
+	MSG_AUDIT_ACK,		/* JSON {"seq"}, {"seq","duplicate"} for a resend */
 	/* auditctl -> auditd (readers) */
 	MSG_AUDIT_TAIL,		/* JSON {"count","follow"} */
 	MSG_AUDIT_SHOW,		/* JSON {"request_id"} */

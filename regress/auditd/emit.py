@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Test double for a daemon's audit client: sends MSG_AUDIT_EVENT frames
-# to audit.sock the way common/audit.c does and waits for each ack.
+# to audit.sock the way common/audit.c does, but without "writer" and
+# "seq" (as an older client would), and waits for each ack.
 #   emit.py SOCK [-n COUNT] [-r REQID] [-e EVENT] [-d DAEMON] [-F JSON]
 #   emit.py SOCK --trail REQID   (the events of one whole tool call)
 # Prints the seq of every ack; exits 1 with auditd's reason otherwise.

@@ -2,7 +2,9 @@
  * The audit client against a real auditd: every event is acknowledged
  * only once it is in the file; with auditd gone, or refusing, the
  * client says so (-1) and the caller must not proceed (fail closed);
- * concurrent writers share fsyncs and still form one whole chain.
+ * concurrent writers share fsyncs and still form one whole chain; an
+ * event sent again (same writer and seq) is recorded once, also across
+ * a restart of auditd and when its first ack came too late.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,6 +22,8 @@
 #include "audit.h"
 #include "cjson.h"
 #include "config.h"
+#include "frame.h"
+#include "sock.h"
 
 #define WRITERS		16
 #define PER_WRITER	100
@@ -118,6 +122,53 @@ auditctl(const atf_tc_t *tc, const char *args, char *out, size_t outlen)
 	return WEXITSTATUS(pclose(p));
 }
 
+/*
+ * Sends payload on a connection of its own; returns auditd's ack, or
+ * NULL when it refused the event as want says it must.
+ */
+static json_t *
+send_payload(const char *payload, uint64_t reqid, int want)
+{
+	struct channel ch;
+	struct msg m;
+	json_t *ack;
+	int fd;
+
+	ATF_REQUIRE((fd = sock_connect("run/audit.sock")) != -1);
+	channel_init(&ch, fd);
+	ATF_REQUIRE(channel_send_sync(&ch, MSG_AUDIT_EVENT, reqid, -1,
+	    payload, strlen(payload), 5000) == 0);
+	ATF_REQUIRE(channel_recv_sync(&ch, &m, 5000) == 0);
+	ATF_REQUIRE_EQ(audit_ack_check(&m, reqid), want);
+	ack = want == 0 ? cjson_parse(m.data, m.len, NULL, 0) : NULL;
+	ATF_REQUIRE(want != 0 || ack != NULL);
+	channel_clear(&ch);
+	close(fd);
+	return ack;
+}
+
+static long long
+ack_seq(const json_t *ack)
+{
+	return json_integer_value(json_object_get(ack, "seq"));
+}
+
+/* The counter auditctl stats shows under key. */
+static long long
+stat_of(const atf_tc_t *tc, const char *key)
+{
+	char out[4096], err[256];
+	long long v;
+	json_t *j;
+
+	ATF_REQUIRE_EQ(auditctl(tc, "-j stats", out, sizeof(out)), 0);
+	ATF_REQUIRE_MSG((j = cjson_parse(out, strlen(out), err,
+	    sizeof(err))) != NULL, "%s: %s", out, err);
+	v = json_integer_value(json_object_get(j, key));
+	json_decref(j);
+	return v;
+}
+
 ATF_TC(acked_and_written);
 ATF_TC_HEAD(acked_and_written, tc)
 {
@@ -183,6 +234,13 @@ ATF_TC_BODY(refused, tc)
 	ATF_CHECK_EQ(audit_emit("audit.rotated", 1, NULL), -1);
 	ATF_CHECK_EQ(audit_emit("Bad Name", 1, NULL), -1);
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, json_pack("[i]", 1)), -1);
+	/* A writer comes with its seq, and names itself plainly. */
+	(void)send_payload("{\"event\":\"tool.request\",\"daemon\":\"runnerd\","
+	    "\"request_id\":\"req-0000000000000001\",\"writer\":\"r:1:2\"}",
+	    1, -2);
+	(void)send_payload("{\"event\":\"tool.request\",\"daemon\":\"runnerd\","
+	    "\"request_id\":\"req-0000000000000001\",\"writer\":\"R\\n\","
+	    "\"seq\":1}", 1, -2);
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), 0);
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
 	stop_auditd(pid);
@@ -306,6 +364,144 @@ ATF_TC_CLEANUP(disk_full, tc)
 	(void)umount2("var", MNT_DETACH);
 }
 
+/* The same payload twice: written once, the second ack says so. */
+ATF_TC(duplicate_dropped);
+ATF_TC_HEAD(duplicate_dropped, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(duplicate_dropped, tc)
+{
+	char out[4096], needle[128];
+	json_t *a1, *a2;
+	char *payload;
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_REQUIRE((payload = audit_payload("sandbox.completed", 0x77,
+	    json_pack("{s:i}", "exit", 0))) != NULL);
+	a1 = send_payload(payload, 0x77, 0);
+	a2 = send_payload(payload, 0x77, 0);
+	ATF_CHECK(json_object_get(a1, "duplicate") == NULL);
+	ATF_CHECK(json_is_true(json_object_get(a2, "duplicate")));
+	ATF_CHECK_EQ(ack_seq(a2), ack_seq(a1));
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "sandbox.completed"), 1);
+	/* The record keeps who wrote it and the writer's own seq. */
+	snprintf(needle, sizeof(needle), "\"writer\":\"runnerd:%d:",
+	    (int)getpid());
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", needle), 1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "\"writer_seq\":1}"), 1);
+	/* The writer's next event is a new one. */
+	ATF_CHECK_EQ(audit_emit("tool.result", 0x77, NULL), 0);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "\"writer_seq\":2}"), 1);
+	ATF_CHECK_EQ(stat_of(tc, "duplicates"), 1);
+	ATF_CHECK_EQ(auditctl(tc, "verify", out, sizeof(out)), 0);
+	free(payload);
+	json_decref(a1);
+	json_decref(a2);
+	stop_auditd(pid);
+}
+
+/* auditd learns the writers' last events from its file at start. */
+ATF_TC(duplicate_after_restart);
+ATF_TC_HEAD(duplicate_after_restart, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(duplicate_after_restart, tc)
+{
+	json_t *a1, *a2;
+	char *payload;
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = start_auditd(tc);
+	client_init("brokerd");
+	ATF_REQUIRE((payload = audit_payload("credential.revoked", 0x78,
+	    NULL)) != NULL);
+	a1 = send_payload(payload, 0x78, 0);
+	stop_auditd(pid);
+	ATF_REQUIRE(unlink("run/audit.sock") == 0 || errno == ENOENT);
+	pid = start_auditd(tc);
+	a2 = send_payload(payload, 0x78, 0);
+	ATF_CHECK(json_is_true(json_object_get(a2, "duplicate")));
+	ATF_CHECK_EQ(ack_seq(a2), ack_seq(a1));
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "credential.revoked"), 1);
+	free(payload);
+	json_decref(a1);
+	json_decref(a2);
+	stop_auditd(pid);
+}
+
+/* auditd answers within 1 s unless stopped; SIGCONT after ms. */
+static pid_t
+stall_auditd(const atf_tc_t *tc, int ms)
+{
+	pid_t pid, kid;
+	FILE *f;
+
+	ATF_REQUIRE((f = fopen("conf.yaml", "a")) != NULL);
+	fprintf(f, "  ack_timeout: 1\n");
+	fclose(f);
+	pid = start_auditd(tc);
+	client_init("runnerd");
+	ATF_REQUIRE(kill(pid, SIGSTOP) == 0);
+	ATF_REQUIRE((kid = fork()) != -1);
+	if (kid == 0) {
+		usleep(ms * 1000);
+		kill(pid, SIGCONT);
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * The ack comes after the client's timeout: the client sends the event
+ * again, auditd writes it once and acks the copy.
+ */
+ATF_TC(ack_late);
+ATF_TC_HEAD(ack_late, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(ack_late, tc)
+{
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = stall_auditd(tc, 1500);
+	ATF_CHECK_EQ(audit_emit("sandbox.completed", 0x79, NULL), 0);
+	ATF_REQUIRE(wait(NULL) != -1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "sandbox.completed"), 1);
+	ATF_CHECK_EQ(stat_of(tc, "duplicates"), 1);
+	stop_auditd(pid);
+}
+
+/* No ack at all in time: the client says the event's fate is unknown. */
+ATF_TC(ack_never);
+ATF_TC_HEAD(ack_never, tc)
+{
+	atf_tc_set_md_var(tc, "require.config", "bindir");
+}
+ATF_TC_BODY(ack_never, tc)
+{
+	pid_t pid;
+
+	write_conf(1, 1);
+	pid = stall_auditd(tc, 3000);
+	errno = 0;
+	ATF_CHECK_EQ(audit_emit("sandbox.completed", 0x7a, NULL), -1);
+	ATF_CHECK_MSG(errno == ETIMEDOUT, "errno %d (%s), not ETIMEDOUT",
+	    errno, strerror(errno));
+	ATF_REQUIRE(wait(NULL) != -1);
+	/* Both copies reach auditd once it runs: one record. */
+	ATF_CHECK_EQ(stat_of(tc, "duplicates"), 1);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "sandbox.completed"), 1);
+	stop_auditd(pid);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, disk_full);
@@ -314,5 +510,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, refused);
 	ATF_TP_ADD_TC(tp, reader_cannot_write);
 	ATF_TP_ADD_TC(tp, group_commit);
+	ATF_TP_ADD_TC(tp, duplicate_dropped);
+	ATF_TP_ADD_TC(tp, duplicate_after_restart);
+	ATF_TP_ADD_TC(tp, ack_late);
+	ATF_TP_ADD_TC(tp, ack_never);
 	return atf_no_error();
 }

@@ -46,6 +46,7 @@ ATF_TC_BODY(defaults, tc)
 	/* Sockets admit nobody until the configuration names them. */
 	ATF_CHECK_EQ(c.runnerd.peers.nuids + c.runnerd.peers.ngids, 0);
 	ATF_CHECK_EQ(acl_allows(&c.runnerd.peers, 0, NULL, 0), 0);
+	ATF_CHECK_EQ(c.auditd.ack_timeout, 5);
 }
 
 ATF_TC_WITHOUT_HEAD(values);
@@ -59,13 +60,14 @@ ATF_TC_BODY(values, tc)
 	    "runtime_dir: /tmp/x\n"
 	    "mcpd:\n  max_line: 64k\n  call_timeout: 2m\n"
 	    "runnerd:\n  peers: { users: [root, 1234], groups: [7] }\n"
-	    "auditd:\n  rotate_size: 1G\n");
+	    "auditd:\n  rotate_size: 1G\n  ack_timeout: 2s\n");
 	ATF_REQUIRE_MSG(config_load("c.yaml", &c, err, sizeof(err)) == 0,
 	    "%s", err);
 	ATF_CHECK_STREQ(c.runtime_dir, "/tmp/x");
 	ATF_CHECK_EQ(c.mcpd.max_line, 64 * 1024);
 	ATF_CHECK_EQ(c.mcpd.call_timeout, 120);
 	ATF_CHECK_EQ(c.auditd.rotate_size, 1024L * 1024 * 1024);
+	ATF_CHECK_EQ(c.auditd.ack_timeout, 2);
 	ATF_CHECK_EQ(c.runnerd.peers.nuids, 2);
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 0, NULL, 0));
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 1234, NULL, 0));
@@ -85,6 +87,8 @@ ATF_TC_BODY(errors, tc)
 	    "c.yaml:2: max_line: \"lots\" is not a number");
 	expect_error("mcpd:\n  max_line: 1\n", "c.yaml:2: max_line: 1 is out of range");
 	expect_error("mcpd:\n  call_timeout: 5y\n", "c.yaml:2: call_timeout: bad duration");
+	expect_error("auditd:\n  ack_timeout: 0\n",
+	    "c.yaml:2: ack_timeout: 0 is out of range");
 	expect_error("runnerd:\n  backend: docker\n",
 	    "c.yaml:2: backend: \"docker\" is not one of the allowed values");
 	expect_error("runnerd:\n  peers: { users: [no-such-user-here] }\n",
