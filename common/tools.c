@@ -30,14 +30,25 @@
 #define REL_PATH(what) \
 	"{'type':'string','format':'relative-path','minLength':1," \
 	"'maxLength':1024,'description':'" what "'}"
-#define RUN_OUTPUT \
-	"{'type':'object','properties':{'session_id':{'type':'string'}," \
+/*
+ * Every result names its call (request_id); one that ended before the
+ * tool could answer (refused, denied, waiting for an approval, failed)
+ * says how in status and why in reason, and has none of the rest.
+ */
+#define OUTPUT(props, required) \
+	"{'type':'object','properties':{" props "," \
+	"'request_id':{'type':'string','pattern':'^req-[0-9a-f]{16}$'}," \
+	"'status':{'type':'string'},'reason':{'type':'string'}}," \
+	"'required':['request_id'],'anyOf':[{'required':" required "}," \
+	"{'required':['status','reason']}]}"
+#define RUN_OUTPUT OUTPUT( \
+	"'session_id':{'type':'string'}," \
 	"'exit_code':{'type':'integer'},'stdout':{'type':'string'}," \
 	"'stderr':{'type':'string'},'truncated':{'type':'boolean'}," \
-	"'timed_out':{'type':'boolean'}},'required':['session_id','exit_code']}"
-#define SESSION_OUTPUT(flag) \
-	"{'type':'object','properties':{'session_id':{'type':'string'}," \
-	"'" flag "':{'type':'boolean'}},'required':['session_id']}"
+	"'timed_out':{'type':'boolean'}", "['session_id','exit_code']")
+#define SESSION_OUTPUT(flag) OUTPUT( \
+	"'session_id':{'type':'string'},'" flag "':{'type':'boolean'}", \
+	"['session_id']")
 
 static const struct tool_def tools[] = {
 	{
@@ -52,14 +63,14 @@ static const struct tool_def tools[] = {
 		    "'minLength':1,'maxLength':63,"
 		    "'description':'Namespace (a DNS-1123 label)'}" APPROVAL_ID "},"
 		    "'required':['namespace'],'additionalProperties':false}",
-		.output_schema = "{'type':'object','properties':{"
+		.output_schema = OUTPUT(
 		    "'namespace':{'type':'string'},'pods':{'type':'array',"
 		    "'items':{'type':'object','properties':{"
 		    "'name':{'type':'string'},'phase':{'type':'string'},"
 		    "'ready':{'type':'boolean'},'restarts':{'type':'integer'},"
 		    "'ready_containers':{'type':'string'},"
 		    "'age':{'type':'string'},'age_seconds':{'type':'integer'}},"
-		    "'required':['name']}}},'required':['namespace','pods']}",
+		    "'required':['name']}}", "['namespace','pods']"),
 		.hints = TOOL_READONLY | TOOL_IDEMPOTENT | TOOL_OPENWORLD,
 	},
 	{
@@ -72,15 +83,15 @@ static const struct tool_def tools[] = {
 		    REL_PATH("Module directory, relative to the configured "
 		    "Terraform root") APPROVAL_ID "},'required':['working_dir'],"
 		    "'additionalProperties':false}",
-		.output_schema = "{'type':'object','properties':{"
+		.output_schema = OUTPUT(
 		    "'working_dir':{'type':'string'},"
 		    "'plan_digest':{'type':'string'},"
 		    "'add':{'type':'integer'},'change':{'type':'integer'},"
 		    "'destroy':{'type':'integer'},"
 		    "'destructive':{'type':'boolean'},"
 		    "'destructive_changes':{'type':'array','items':"
-		    "{'type':'string'}},'summary':{'type':'string'}},"
-		    "'required':['working_dir','destructive']}",
+		    "{'type':'string'}},'summary':{'type':'string'}",
+		    "['working_dir','destructive']"),
 		.hints = TOOL_READONLY | TOOL_IDEMPOTENT | TOOL_OPENWORLD,
 		.phases = PHASE_PLAN,
 	},
@@ -94,13 +105,12 @@ static const struct tool_def tools[] = {
 		    REL_PATH("Module directory, relative to the configured "
 		    "Terraform root") APPROVAL_ID "},"
 		    "'required':['working_dir'],'additionalProperties':false}",
-		.output_schema = "{'type':'object','properties':{"
-		    "'status':{'type':'string'},"
+		.output_schema = OUTPUT(
 		    "'working_dir':{'type':'string'},"
 		    "'approval_id':{'type':'string'},"
 		    "'expires_at':{'type':'string'},"
 		    "'plan_digest':{'type':'string'},"
-		    "'summary':{'type':'string'}},'required':['status']}",
+		    "'summary':{'type':'string'}", "['status','working_dir']"),
 		.hints = TOOL_DESTRUCTIVE | TOOL_OPENWORLD,
 		.phases = PHASE_PLAN | PHASE_APPLY,
 	},
@@ -141,10 +151,9 @@ static const struct tool_def tools[] = {
 		    "'maxLength':2800000},"
 		    SESSION_ID APPROVAL_ID "},'required':['path','content'],"
 		    "'additionalProperties':false}",
-		.output_schema = "{'type':'object','properties':{"
+		.output_schema = OUTPUT(
 		    "'session_id':{'type':'string'},'path':{'type':'string'},"
-		    "'bytes':{'type':'integer'}},"
-		    "'required':['session_id','bytes']}",
+		    "'bytes':{'type':'integer'}", "['session_id','bytes']"),
 		.hints = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 	},
 	{
@@ -156,11 +165,11 @@ static const struct tool_def tools[] = {
 		    REL_PATH("File path inside the session workspace") ","
 		    SESSION_ID APPROVAL_ID "},'required':['path'],"
 		    "'additionalProperties':false}",
-		.output_schema = "{'type':'object','properties':{"
+		.output_schema = OUTPUT(
 		    "'session_id':{'type':'string'},'path':{'type':'string'},"
 		    "'content':{'type':'string'},'bytes':{'type':'integer'},"
-		    "'truncated':{'type':'boolean'}},"
-		    "'required':['session_id','content']}",
+		    "'truncated':{'type':'boolean'}",
+		    "['session_id','content']"),
 		.hints = TOOL_READONLY | TOOL_IDEMPOTENT,
 	},
 	{
@@ -195,7 +204,7 @@ static json_t	*output_schemas[NTOOLS];
 static const char *const keywords[] = {
 	"type", "properties", "required", "additionalProperties", "items",
 	"minLength", "maxLength", "pattern", "format", "contentEncoding",
-	"minimum", "maximum", "enum", "description", "title", NULL
+	"minimum", "maximum", "enum", "description", "title", "anyOf", NULL
 };
 
 size_t
@@ -272,6 +281,7 @@ schema_check(const json_t *s, char *err, size_t errlen)
 {
 	const char *k;
 	json_t *v, *sub;
+	size_t i;
 
 	if (!json_is_object(s)) {
 		snprintf(err, errlen, "a schema is not an object");
@@ -290,6 +300,15 @@ schema_check(const json_t *s, char *err, size_t errlen)
 	if ((v = json_object_get(s, "items")) != NULL &&
 	    schema_check(v, err, errlen) == -1)
 		return -1;
+	if ((v = json_object_get(s, "anyOf")) != NULL) {
+		if (!json_is_array(v) || json_array_size(v) == 0) {
+			snprintf(err, errlen, "anyOf is not a list of schemas");
+			return -1;
+		}
+		json_array_foreach(v, i, sub)
+			if (schema_check(sub, err, errlen) == -1)
+				return -1;
+	}
 	return 0;
 }
 
@@ -587,6 +606,14 @@ validate(const json_t *schema, const json_t *v, const char *path, char *err,
 		if ((k = json_object_get(schema, "maximum")) != NULL &&
 		    json_integer_value(v) > json_integer_value(k))
 			return verr(err, errlen, path, "above the maximum");
+	}
+	/* One alternative must hold; the last one's complaint is told. */
+	if ((k = json_object_get(schema, "anyOf")) != NULL) {
+		json_array_foreach(k, i, e)
+			if (validate(e, v, path, err, errlen) == 0)
+				break;
+		if (i == json_array_size(k))
+			return -1;
 	}
 	if (json_is_object(v))
 		return check_object(schema, v, path, err, errlen);

@@ -74,23 +74,34 @@ tools_list(const struct mcp_req *req)
 	mcp_reply(req, result);
 }
 
-/* A tool failure the model should read: an isError result, not an error. */
+/*
+ * A tool failure the model should read: an isError result, not an
+ * error.  One of a call runnerd took (rid) names it, as every result
+ * does; one refused before that names nothing, for nothing was made.
+ */
 static void
-reply_failure(const json_t *id, int modern, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+reply_failure(const json_t *id, int modern, const char *rid,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void
-reply_failure(const json_t *id, int modern, const char *fmt, ...)
+reply_failure(const json_t *id, int modern, const char *rid,
+    const char *fmt, ...)
 {
 	struct mcp_req req = { .id = (json_t *)id, .modern = modern };
 	char text[1024];
+	json_t *result;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	mcp_reply(&req, json_pack("{s:[{s:s, s:s}], s:b}", "content",
-	    "type", "text", "text", text, "isError", 1));
+	result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
+	    "text", text, "isError", 1);
+	if (result != NULL && rid != NULL)
+		json_object_set_new(result, "structuredContent", json_pack(
+		    "{s:s, s:s, s:s}", "request_id", rid, "status", "failed",
+		    "reason", text));
+	mcp_reply(&req, result);
 }
 
 static struct call *
@@ -135,8 +146,8 @@ call_timeout(void *arg)
 	log_warnx("%s: no result after %lds, cancelling", c->rid,
 	    mcpd.conf.mcpd.call_timeout);
 	runner_send(MSG_TOOL_CANCEL, c->reqid, NULL, 0);
-	reply_failure(c->id, c->modern, "the call timed out after %ld "
-	    "seconds and was cancelled", mcpd.conf.mcpd.call_timeout);
+	reply_failure(c->id, c->modern, c->rid, "the call timed out after "
+	    "%ld seconds and was cancelled", mcpd.conf.mcpd.call_timeout);
 	call_free(c);
 }
 
@@ -211,22 +222,22 @@ tools_call(const struct mcp_req *req)
 		json_incref(args);
 	if (tool_validate(t, args, why, sizeof(why)) == -1) {
 		log_info("%s: refused arguments: %s", name, why);
-		reply_failure(req->id, req->modern, "invalid arguments for "
-		    "%s: %s", name, why);
+		reply_failure(req->id, req->modern, NULL, "invalid arguments "
+		    "for %s: %s", name, why);
 		json_decref(args);
 		return;
 	}
 	if (ncalls >= (size_t)mcpd.conf.mcpd.max_inflight) {
-		reply_failure(req->id, req->modern, "too many calls in flight "
-		    "(%ld); try again when one has finished",
+		reply_failure(req->id, req->modern, NULL, "too many calls in "
+		    "flight (%ld); try again when one has finished",
 		    mcpd.conf.mcpd.max_inflight);
 		json_decref(args);
 		return;
 	}
 	if (!runner_ready()) {
-		reply_failure(req->id, req->modern, "runnerd is not reachable "
-		    "(stopped or restarting): the call was not run; mcpd "
-		    "reconnects on its own, try again shortly");
+		reply_failure(req->id, req->modern, NULL, "runnerd is not "
+		    "reachable (stopped or restarting): the call was not run; "
+		    "mcpd reconnects on its own, try again shortly");
 		json_decref(args);
 		return;
 	}
@@ -239,8 +250,8 @@ tools_call(const struct mcp_req *req)
 	c->modern = req->modern;
 	if (forward(c, name, args) == -1) {
 		json_decref(args);
-		reply_failure(req->id, req->modern, "the call is too large to "
-		    "forward (%s)", strerror(errno));
+		reply_failure(req->id, req->modern, NULL, "the call is too "
+		    "large to forward (%s)", strerror(errno));
 		json_decref(c->id);
 		json_decref(c->token);
 		free(c);
@@ -335,8 +346,8 @@ tools_result(uint64_t reqid, const void *data, size_t len)
 	if (r == NULL || !json_is_array(content) ||
 	    (sc != NULL && !json_is_object(sc) && !json_is_null(sc)) ||
 	    (iserr != NULL && !json_is_boolean(iserr))) {
-		reply_failure(c->id, c->modern, "runnerd sent a malformed "
-		    "result (%s)", c->rid);
+		reply_failure(c->id, c->modern, c->rid, "runnerd sent a "
+		    "malformed result (%s)", c->rid);
 		json_decref(r);
 		call_free(c);
 		return;
@@ -362,7 +373,8 @@ tools_failed(uint64_t reqid, const char *why)
 
 	if ((c = call_by_reqid(reqid)) == NULL)
 		return;
-	reply_failure(c->id, c->modern, "runnerd refused the call: %s", why);
+	reply_failure(c->id, c->modern, c->rid, "runnerd refused the call: %s",
+	    why);
 	call_free(c);
 }
 
@@ -373,7 +385,7 @@ tools_fail_all(const char *why)
 	struct call *c;
 
 	while ((c = TAILQ_FIRST(&calls)) != NULL) {
-		reply_failure(c->id, c->modern, "%s", why);
+		reply_failure(c->id, c->modern, c->rid, "%s", why);
 		call_free(c);
 	}
 }

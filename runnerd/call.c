@@ -208,7 +208,7 @@ call_free(struct call *k)
 		ev_timer_cancel(k->timer);
 	if (k->admitted) {
 		nadmitted--;
-		/* The next call starts from the loop, not inside this one's end. */
+		/* The next call starts from the loop, not in this one's end. */
 		if (!TAILQ_EMPTY(&ring) && drain_timer == 0)
 			drain_timer = ev_timer(0, drain, NULL);
 	}
@@ -444,12 +444,13 @@ issued(void *arg, json_t *reply, int fd, const char *why)
 	if (lease != NULL && (k->lease = strdup(lease)) == NULL)
 		fatal("lease");
 	k->req.credfd = fd;
-	json_decref(reply);
 	if (engine == NULL || (strcmp(engine, "none") != 0) != (fd != -1)) {
+		json_decref(reply);
 		call_refuse(k, "tool.failed", "brokerd's credential does not "
 		    "match its engine");
 		return;
 	}
+	json_decref(reply);
 	if (!call_cancelled(k))
 		start(k);
 }

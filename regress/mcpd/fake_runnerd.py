@@ -47,7 +47,9 @@ class Conn:
     def result(self, reqid, text, structured=None, is_error=False):
         r = {"isError": is_error, "content": [{"type": "text", "text": text}]}
         if structured is not None:
-            r["structuredContent"] = structured
+            # runnerd names the call in every result it makes.
+            r["structuredContent"] = dict(structured,
+                                          request_id="req-%016x" % reqid)
         self.send(MSG_TOOL_RESULT, reqid, r)
 
     def run_call(self, reqid, call):

@@ -83,7 +83,9 @@ def check_state(sock):
     # reset clears the state; the session goes on.
     ok(c.call("run_python", code="import json; y = 7", session_id=sid), "y")
     r = ok(c.call("reset", session_id=sid), "reset")
-    expect(sc(r) == {"session_id": sid, "reset": True}, "reset result", r)
+    expect({k: v for k, v in sc(r).items() if k != "request_id"} ==
+           {"session_id": sid, "reset": True} and
+           sc(r)["request_id"].startswith("req-"), "reset result", r)
     r = c.call("run_python", code="y", session_id=sid)
     expect(r.get("isError") and "NameError" in sc(r).get("stderr", ""),
            "y must be gone after reset", r)
