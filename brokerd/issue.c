@@ -27,13 +27,17 @@
 #define SWEEP_MS	30000
 #define CA_MAXSIZE	(64 * 1024)
 
-/* A call waiting for Vault: whom to answer, on which connection. */
+/*
+ * A call waiting for Vault: whom to answer, on which connection.  A
+ * CRED_ISSUE holds its lease's room (l), filled once minted, and a
+ * refusal (code, why) to send once an undone lease is revoked again.
+ */
 struct pending {
 	uint32_t		 conn;		/* conn_find() */
 	uint64_t		 reqid;
-	struct cred_target	 t;		/* CRED_ISSUE */
-	struct lease		*l;		/* CRED_ISSUE: filled once minted */
-	int			 code;		/* refused once revoked again */
+	struct cred_target	 t;
+	struct lease		*l;
+	int			 code;
 	char			 why[256];
 };
 
@@ -44,8 +48,8 @@ struct lease {
 	uint64_t		 reqid;
 	int64_t			 expires;	/* ev_now_ms() */
 	int			 doomed;	/* revoke at the next sweep */
-	const char		*ending;	/* why a revocation is under way */
-	struct pending		*end;		/* who waits for it, or NULL */
+	const char		*ending;	/* revocation under way: why */
+	struct pending		*end;		/* who waits for it */
 };
 
 static TAILQ_HEAD(, lease) leases = TAILQ_HEAD_INITIALIZER(leases);

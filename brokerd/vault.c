@@ -43,13 +43,13 @@ struct vreq {
 	int			 idempotent;
 	int			 attempt, tries;
 	struct curl_slist	 ctype, auth;
-	char			*hdr;		/* X-Vault-Token; wiped */
+	char			*hdr;		/* the token; wiped */
 	size_t			 hdrlen;
-	char			*resp;		/* the answer; wiped */
+	char			*resp;		/* wiped */
 	size_t			 resplen, respcap;
 	char			 curlerr[CURL_ERROR_SIZE];
 	long			 status;	/* -1: no answer */
-	char			 err[1024];	/* cut to 256 on the wire */
+	char			 err[1024];	/* may be cut */
 	/* what the answer means, and whom to tell */
 	void			(*finish)(struct vreq *);
 	vault_issue_cb		 issue_cb;
@@ -81,7 +81,7 @@ vreq_write(char *ptr, size_t size, size_t nmemb, void *arg)
 	char *p;
 
 	if (n > VAULT_MAXRESP - len)
-		return 0;	/* curl fails the transfer: CURLE_WRITE_ERROR */
+		return 0;	/* curl fails it: CURLE_WRITE_ERROR */
 	if (len + n > r->respcap) {
 		cap = len + n + RESP_CHUNK;
 		if ((p = malloc(cap)) == NULL)
