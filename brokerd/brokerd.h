@@ -45,21 +45,29 @@ int		 scope_resolve(const struct scope_table *, const json_t *,
 		    struct cred_target *, char *, size_t);
 int		 namespace_valid(const char *);
 
-/* vault.c: the only Vault client; one request at a time, bounded. */
+/*
+ * vault.c: the only Vault client.  Requests run side by side in the
+ * event loop; each calls back once.  A lease given to a callback, and
+ * the JSON it holds, live until the callback returns.
+ */
 struct vault_lease {
 	char		 lease_id[LEASE_ID_MAX];
 	long		 ttl;
 	json_t		*data;		/* Vault's "data": holds the secret */
 };
 
+typedef void	(*vault_issue_cb)(void *, const struct vault_lease *,
+		    const char *);
+typedef void	(*vault_revoke_cb)(void *, const char *);
+
 int		 vault_init(const struct brokerd_vault *, char *, size_t);
 int		 vault_configured(void);
 int		 vault_token_load(char *, size_t);
 int		 vault_health(char *, size_t);
 int		 vault_issue(const struct brokerd_scope *, const char *,
-		    struct vault_lease *, char *, size_t);
-int		 vault_revoke(const char *, char *, size_t);
-void		 vault_lease_clear(struct vault_lease *);
+		    vault_issue_cb, void *, char *, size_t);
+int		 vault_revoke(const char *, vault_revoke_cb, void *, char *,
+		    size_t);
 int		 lease_id_valid(const char *);
 
 /* journal.c: lease ids outstanding, on disk, for after a crash. */

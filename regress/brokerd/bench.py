@@ -12,7 +12,11 @@ directory, then times ROUNDS (default 200) of
 
 and reports both and their difference: what brokerd adds per call (scope
 checks, journal fsyncs, two audit round trips with auditd's fsyncs, the
-memfd).  Not a kyua test: figures depend on the machine.
+memfd).  Then, with the double answering each request after SLOW_S
+(its "slow" fault), it sends CONCURRENT issues at once on one
+connection, then their revokes, and reports the wall time: served one
+at a time it would be CONCURRENT * 2 * SLOW_S.  Not a kyua test:
+figures depend on the machine.
 """
 
 import http.client
@@ -33,6 +37,8 @@ from asframe import (MSG_CRED_ISSUE, MSG_CRED_ISSUED,  # noqa: E402
                      MSG_CRED_REVOKE, MSG_CRED_REVOKED, Conn)
 
 TOKEN = "hvs.bench-token"
+CONCURRENT = 8
+SLOW_S = 0.2
 
 
 def wait_for(path):
@@ -65,6 +71,34 @@ def via_brokerd(sockpath, rounds):
         times.append(time.perf_counter() - t)
     conn.close()
     return times
+
+
+def pipelined(conn, mtype, payloads):
+    """Sends every request, then reads the answers in whatever order."""
+    for i, p in enumerate(payloads):
+        conn.send(mtype, json.dumps(p).encode(), i + 1)
+    answers = {}
+    while len(answers) < len(payloads):
+        rtype, reqid, body, fds = conn.recv()
+        for fd in fds:
+            os.close(fd)
+        if rtype not in (MSG_CRED_ISSUED, MSG_CRED_REVOKED):
+            sys.exit("brokerd answered %d: %r" % (rtype, body))
+        answers[reqid] = json.loads(body)
+    return [answers[i + 1] for i in range(len(payloads))]
+
+
+def concurrent(sockpath):
+    """Wall time of CONCURRENT issues, then their revokes, at once."""
+    conn = Conn(sockpath, fds=True)
+    t = time.perf_counter()
+    issued = pipelined(conn, MSG_CRED_ISSUE, [
+        {"tool": "k8s_get_pod_status", "arguments": {"namespace": "demo"}}
+        for _ in range(CONCURRENT)])
+    pipelined(conn, MSG_CRED_REVOKE, [{"lease_id": r["lease_id"]}
+                                      for r in issued])
+    conn.close()
+    return time.perf_counter() - t
 
 
 def direct(port, ca, rounds):
@@ -153,6 +187,13 @@ brokerd:
             sorted(d)[int(rounds * 0.95) - 1] * 1e3))
         print("brokerd adds: %.2f ms per issue+revoke (median)" % (
             (mb - md) * 1e3))
+        with open("dbl/fault", "w") as f:
+            f.write("slow %g\n" % SLOW_S)
+        w_s = concurrent(w + "/run/broker.sock")
+        print("%d issue+revoke at once, Vault taking %d ms each: %.0f ms "
+              "(one at a time: %.0f ms)" % (CONCURRENT, SLOW_S * 1e3,
+                                            w_s * 1e3,
+                                            CONCURRENT * 2 * SLOW_S * 1e3))
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGTERM)

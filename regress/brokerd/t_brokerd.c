@@ -40,6 +40,8 @@ struct reply {
 static char	 here[PATH_MAX];	/* this program's directory */
 static char	 rundir[64];		/* sockets: short paths */
 static pid_t	 broker_pid;
+/* Long enough, where a test holds a request, that it cannot time out. */
+static const char *request_timeout = "2s";
 
 static void
 slurp_into(const char *path, char *buf, size_t len)
@@ -128,9 +130,16 @@ path_in_run(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", rundir, name);
 }
 
+static void	call(uint32_t, const char *, struct reply *);
+
+/*
+ * brokerd answers a PING once its loop runs: after it has read the
+ * Vault token, which some tests change as soon as it is up.
+ */
 static void
 start_brokerd(void)
 {
+	struct reply r;
 	char bin[PATH_MAX], sock[PATH_MAX], conf[PATH_MAX];
 	char *argv[] = { bin, "-d", "-v", "-f", conf, NULL };
 
@@ -141,6 +150,8 @@ start_brokerd(void)
 	unlink(sock);
 	broker_pid = spawn("brokerd.log", argv);
 	wait_path(sock);
+	call(MSG_PING, "", &r);
+	ATF_REQUIRE_EQ(r.type, MSG_PONG);
 }
 
 /*
@@ -201,7 +212,7 @@ suite_start(const char *ca, enum audit_kind audit)
 	    "    ca_file: %s/%s\n"
 	    "    token_file: %s/token\n"
 	    "    connect_timeout: 2s\n"
-	    "    request_timeout: 2s\n"
+	    "    request_timeout: %s\n"
 	    "    retries: 1\n"
 	    "  scopes:\n"
 	    "    pod-reader:\n"
@@ -220,7 +231,8 @@ suite_start(const char *ca, enum audit_kind audit)
 	    "      engine: aws\n"
 	    "      tools: [aws_list_buckets]\n",
 	    rundir, (unsigned)getuid(), cwd, cwd, cwd, cwd,
-	    (unsigned)getuid(), cwd, atoi(port), cwd, ca, cwd, cwd);
+	    (unsigned)getuid(), cwd, atoi(port), cwd, ca, cwd, request_timeout,
+	    cwd);
 	write_text("conf.yaml", conf);
 	if (audit == AUDIT_REAL) {
 		FMT(aud, "%s/../../bin/auditd", here);
@@ -253,27 +265,45 @@ suite_cleanup(void)
 	}
 }
 
-/* One request on a fresh connection, as runnerd would send it. */
-static void
-call(uint32_t type, const char *json, struct reply *r)
+/*
+ * A connection to broker.sock.  The socket's file appears at bind(),
+ * a moment before listen(): until then a connection is refused.
+ */
+static int
+broker_connect(struct channel *ch)
 {
-	struct channel ch;
-	struct msg m;
 	char sock[PATH_MAX];
+	int fd, i;
+
+	path_in_run(sock, sizeof(sock), "broker.sock");
+	for (i = 0; i < 100; i++) {
+		if ((fd = sock_connect(sock)) != -1 || errno != ECONNREFUSED)
+			break;
+		usleep(20000);
+	}
+	ATF_REQUIRE_MSG(fd != -1, "%s: %s", sock, strerror(errno));
+	channel_init(ch, fd);
+	return fd;
+}
+
+static void
+send_request(struct channel *ch, uint32_t type, uint64_t reqid,
+    const char *json)
+{
+	ATF_REQUIRE(channel_send_sync(ch, type, reqid, -1, json, strlen(json),
+	    CALL_MS) == 0);
+}
+
+/* The next answer on ch, whichever request it is for: its reqid. */
+static uint64_t
+recv_reply(struct channel *ch, struct reply *r)
+{
 	const struct msg_error *e;
-	int fd;
+	struct msg m;
 
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	path_in_run(sock, sizeof(sock), "broker.sock");
-	ATF_REQUIRE_MSG((fd = sock_connect(sock)) != -1, "%s: %s", sock,
-	    strerror(errno));
-	channel_init(&ch, fd);
-	ATF_REQUIRE(channel_send_sync(&ch, type, 0x42, -1, json, strlen(json),
-	    CALL_MS) == 0);
-	ATF_REQUIRE_MSG(channel_recv_sync(&ch, &m, CALL_MS) == 0,
+	ATF_REQUIRE_MSG(channel_recv_sync(ch, &m, CALL_MS) == 0,
 	    "no answer from brokerd: %s", strerror(errno));
-	ATF_CHECK_EQ(m.hdr.reqid, 0x42);
 	r->type = m.hdr.type;
 	r->fd = m.fd;
 	if (m.hdr.type == MSG_ERROR) {
@@ -285,9 +315,25 @@ call(uint32_t type, const char *json, struct reply *r)
 		ATF_REQUIRE(m.len < sizeof(r->text));
 		memcpy(r->text, m.data, m.len);
 	}
+	return m.hdr.reqid;
+}
+
+/* One request on a fresh connection, as runnerd would send it. */
+static void
+call(uint32_t type, const char *json, struct reply *r)
+{
+	struct channel ch;
+	int fd;
+
+	fd = broker_connect(&ch);
+	send_request(&ch, type, 0x42, json);
+	ATF_CHECK_EQ(recv_reply(&ch, r), 0x42);
 	channel_clear(&ch);
 	close(fd);
 }
+
+#define POD_STATUS(ns)	"{\"tool\":\"k8s_get_pod_status\"," \
+			    "\"arguments\":{\"namespace\":\"" ns "\"}}"
 
 static void
 issue(const char *tool, const char *args, struct reply *r)
@@ -564,6 +610,118 @@ LIVE_TC(crash_replay, "kill -9 with leases out: revoked after restart")
 	ATF_CHECK_EQ(count("var/leases.journal", "+"), 0);
 }
 
+/*
+ * Requests on one connection, the first of them held by the double
+ * until the test has the later answers: had brokerd served them one at
+ * a time, the first answer would come first (or never).  Vault's
+ * time-out is long enough that the held request cannot run into it.
+ */
+static int
+held_issue(struct channel *ch)
+{
+	int fd;
+
+	write_text("dbl/hold", "demo\n");
+	fd = broker_connect(ch);
+	send_request(ch, MSG_CRED_ISSUE, 1, POD_STATUS("demo"));
+	return fd;
+}
+
+static void
+release_issue(struct channel *ch, int fd)
+{
+	struct reply r;
+	char id[256];
+
+	ATF_REQUIRE(unlink("dbl/hold") == 0);
+	ATF_REQUIRE_EQ(recv_reply(ch, &r), 1);
+	ATF_REQUIRE_EQ_MSG(r.type, MSG_CRED_ISSUED, "%s", r.text);
+	ATF_CHECK(strstr(r.text, "\"namespace\":\"demo\"") != NULL);
+	close(r.fd);
+	lease_of(&r, id, sizeof(id));
+	ATF_CHECK_EQ(count("var/leases.journal", id), 1);
+	channel_clear(ch);
+	close(fd);
+}
+
+LIVE_TC(concurrent_issues, "a held issue holds up no other; answers by reqid")
+{
+	struct channel ch;
+	struct reply r;
+	char id[256];
+	int fd;
+
+	request_timeout = "60s";
+	suite_start("ca.pem", AUDIT_REAL);
+	fd = held_issue(&ch);
+	send_request(&ch, MSG_CRED_ISSUE, 2, POD_STATUS("staging"));
+	ATF_REQUIRE_EQ(recv_reply(&ch, &r), 2);
+	ATF_REQUIRE_EQ_MSG(r.type, MSG_CRED_ISSUED, "%s", r.text);
+	ATF_CHECK(strstr(r.text, "\"namespace\":\"staging\"") != NULL);
+	ATF_CHECK(r.fd != -1);
+	close(r.fd);
+	lease_of(&r, id, sizeof(id));
+	ATF_CHECK_EQ(count("var/leases.journal", id), 1);
+	ATF_CHECK_EQ(count("dbl/leases.jsonl", "mint"), 1);
+	release_issue(&ch, fd);
+	ATF_CHECK_EQ(count("audit.jsonl", "credential.issued"), 2);
+}
+
+LIVE_TC(revoke_past_issue, "a revoke is not held up behind a slow issue")
+{
+	struct channel ch;
+	struct reply r;
+	char id[256], json[512];
+	int fd;
+
+	request_timeout = "60s";
+	suite_start("ca.pem", AUDIT_REAL);
+	issue("k8s_get_pod_status", "{\"namespace\":\"staging\"}", &r);
+	ATF_REQUIRE_EQ_MSG(r.type, MSG_CRED_ISSUED, "%s", r.text);
+	close(r.fd);
+	lease_of(&r, id, sizeof(id));
+
+	fd = held_issue(&ch);
+	FMT(json, "{\"lease_id\":\"%s\"}", id);
+	send_request(&ch, MSG_CRED_REVOKE, 2, json);
+	ATF_REQUIRE_EQ(recv_reply(&ch, &r), 2);
+	ATF_REQUIRE_EQ_MSG(r.type, MSG_CRED_REVOKED, "%s", r.text);
+	ATF_CHECK_EQ(revoked_by_double(id), 1);
+	ATF_CHECK_EQ(count("audit.jsonl", "credential.revoked"), 1);
+	release_issue(&ch, fd);
+}
+
+LIVE_TC(requester_gone, "a lease minted after runnerd left goes back")
+{
+	struct channel ch;
+	struct reply r;
+	int fd, i;
+
+	request_timeout = "60s";
+	suite_start("ca.pem", AUDIT_REAL);
+	fd = held_issue(&ch);
+	/*
+	 * The double has the request, and brokerd has seen the hang-up
+	 * once it answers a PING on a new connection: a poll that wakes
+	 * for that sees the older hang-up too.
+	 */
+	wait_path("dbl/held");
+	channel_clear(&ch);
+	close(fd);
+	call(MSG_PING, "", &r);
+	ATF_REQUIRE_EQ(r.type, MSG_PONG);
+	ATF_REQUIRE(unlink("dbl/hold") == 0);
+	/* The record comes before the journal forgets the lease. */
+	for (i = 0; i < 200 && (count("audit.jsonl", "not handed over") == 0 ||
+	    count("var/leases.journal", "+") != 0); i++)
+		usleep(50000);
+	ATF_CHECK_EQ(count("dbl/leases.jsonl", "\"op\": \"mint\""), 1);
+	ATF_CHECK_EQ(count("dbl/leases.jsonl", "\"op\": \"revoke\""), 1);
+	ATF_CHECK_EQ(count("audit.jsonl", "not handed over"), 1);
+	ATF_CHECK_EQ(count("audit.jsonl", "credential.issued"), 0);
+	ATF_CHECK_EQ(count("var/leases.journal", "+"), 0);
+}
+
 LIVE_TC(token_reload, "SIGHUP re-reads a rotated Vault token")
 {
 	struct reply r;
@@ -631,6 +789,9 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, tls_other_ca);
 	ATF_TP_ADD_TC(tp, audit_fail_closed);
 	ATF_TP_ADD_TC(tp, crash_replay);
+	ATF_TP_ADD_TC(tp, concurrent_issues);
+	ATF_TP_ADD_TC(tp, revoke_past_issue);
+	ATF_TP_ADD_TC(tp, requester_gone);
 	ATF_TP_ADD_TC(tp, token_reload);
 	ATF_TP_ADD_TC(tp, no_leak);
 	return atf_no_error();

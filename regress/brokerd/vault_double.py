@@ -40,7 +40,19 @@ Without it (the default), tokens are minted locally.
 State directory (--state):
   port         written once listening (the port is chosen by the kernel)
   fault        read on every request: "" | down | 403 | 500 | slow SECONDS
+  hold         read by credential requests: while it names the request's
+               kubernetes_namespace (or "*"), one a line, the request waits
+               (at most 60 s); remove the file or the name to release it
+  held         appended: the namespace of each request that waits on hold
   leases.jsonl appended: {"op":"mint",...} and {"op":"revoke",...}
+
+VAULT_DOUBLE_DELAY_MS in the environment delays every credential
+request (creds/, sts/) by that many milliseconds.
+
+hold and VAULT_DOUBLE_DELAY_MS are test affordances, not Vault
+behaviour: they make a slow issue that tests and benchmarks can place.
+The double serves each connection in its own thread (the TLS handshake
+included), so that a held request holds up no other.
 """
 
 import argparse
@@ -59,6 +71,8 @@ import time
 import urllib.parse
 
 CREDS = re.compile(r"^/v1/(.+)/(creds|sts)/([^/]+)$")
+HOLD_MAX = 60
+DELAY_MS = int(os.environ.get("VAULT_DOUBLE_DELAY_MS") or 0)
 
 
 class Double:
@@ -81,6 +95,25 @@ class Double:
                 return f.read().split()
         except FileNotFoundError:
             return []
+
+    def held(self, ns):
+        try:
+            with open(os.path.join(self.state, "hold")) as f:
+                names = f.read().split()
+        except FileNotFoundError:
+            return False
+        return "*" in names or ns in names
+
+    def hold(self, ns):
+        """The test affordances: a fixed delay, then any hold on ns."""
+        time.sleep(DELAY_MS / 1000)
+        if not self.held(ns):
+            return
+        with self.lock, open(os.path.join(self.state, "held"), "a") as f:
+            f.write("%s\n" % ns)
+        end = time.monotonic() + HOLD_MAX
+        while self.held(ns) and time.monotonic() < end:
+            time.sleep(0.02)
 
     def record(self, entry):
         with self.lock, open(os.path.join(self.state, "leases.jsonl"),
@@ -112,6 +145,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         super().setup()
         # Headers and body go out in two writes: no Nagle wait between.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def handle(self):
+        # Here, in this connection's thread, not in accept().
+        try:
+            self.connection.do_handshake()
+        except OSError:
+            return
+        super().handle()
 
     def log_message(self, fmt, *args):
         pass    # the request line is enough noise; never the headers
@@ -177,6 +218,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         ns = body.get("kubernetes_namespace")
         if kind == "creds" and not ns:
             return self.error(400, "'kubernetes_namespace' is required")
+        d.hold(ns)
         lease_id = "%s/%s/%s/%s" % (mount, kind, role, secrets.token_hex(12))
         now = time.time()
         if kind == "creds" and d.kube:
@@ -355,7 +397,8 @@ def main():
     ctx.load_cert_chain(a.cert, a.key)
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True,
+                                 do_handshake_on_connect=False)
     srv.double = Double(a.state, a.token_file, a.sa_token_prefix, kube)
     tmp = os.path.join(a.state, "port.new")
     with open(tmp, "w") as f:
