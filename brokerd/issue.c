@@ -16,7 +16,6 @@
 
 #include "audit.h"
 #include "brokerd.h"
-#include "cjson.h"
 #include "event.h"
 #include "log.h"
 
@@ -179,24 +178,6 @@ refuse(struct conn *c, uint64_t reqid, int code, const char *why)
 	return conn_error(c, reqid, code, "%s", why);
 }
 
-static int
-reply(struct conn *c, uint32_t type, uint64_t reqid, int fd, json_t *j)
-{
-	char *text;
-	int r;
-
-	if (j == NULL || (text = json_dumps(j, JSON_COMPACT)) == NULL) {
-		json_decref(j);
-		if (fd != -1)
-			close(fd);
-		return conn_error(c, reqid, ERR_INTERNAL, "out of memory");
-	}
-	json_decref(j);
-	r = conn_send(c, type, reqid, fd, text, strlen(text));
-	json_text_free(text);
-	return r;
-}
-
 static json_t *
 issued_fields(const struct cred_target *t, const char *lease_id, long ttl)
 {
@@ -269,29 +250,18 @@ issue_lease(struct conn *c, uint64_t reqid, const struct cred_target *t)
 	}
 	log_info("lease %s issued: scope %s, namespace %s, ttl %lds", l->id,
 	    t->scope->name, t->ns, ttl);
-	return reply(c, MSG_CRED_ISSUED, reqid, fd, issued_fields(t, l->id,
-	    ttl));
+	return conn_send_json(c, MSG_CRED_ISSUED, reqid, fd,
+	    issued_fields(t, l->id, ttl));
 }
 
-int
-broker_issue(struct conn *c, struct msg *m)
+static int
+broker_issue(struct conn *c, struct msg *m, json_t *req)
 {
 	struct cred_target t;
 	char err[256];
-	json_t *req;
-	int r;
 
-	if (m->fd != -1)
-		return -1;
-	if ((req = cjson_parse(m->data, m->len, err, sizeof(err))) == NULL ||
-	    !json_is_object(req)) {
-		json_decref(req);
-		return refuse(c, m->hdr.reqid, ERR_BADMSG, "expected a JSON "
-		    "object");
-	}
-	r = scope_resolve(&conf->brokerd.scopes, req, &t, err, sizeof(err));
-	json_decref(req);
-	if (r == -1)
+	if (scope_resolve(&conf->brokerd.scopes, req, &t, err,
+	    sizeof(err)) == -1)
 		return refuse(c, m->hdr.reqid, ERR_DENIED, err);
 	if (strcmp(t.scope->engine, "none") != 0)
 		return issue_lease(c, m->hdr.reqid, &t);
@@ -299,26 +269,20 @@ broker_issue(struct conn *c, struct msg *m)
 	    issued_fields(&t, NULL, 0)) == -1)
 		return refuse(c, m->hdr.reqid, ERR_UNAVAIL,
 		    "audit unavailable");
-	return reply(c, MSG_CRED_ISSUED, m->hdr.reqid, -1,
+	return conn_send_json(c, MSG_CRED_ISSUED, m->hdr.reqid, -1,
 	    issued_fields(&t, NULL, 0));
 }
 
-int
-broker_revoke(struct conn *c, struct msg *m)
+static int
+broker_revoke(struct conn *c, struct msg *m, json_t *req)
 {
 	struct lease *l;
 	char id[LEASE_ID_MAX], err[256];
-	json_t *req;
+	const char *lease;
 	int r;
 
-	if (m->fd != -1)
-		return -1;
-	req = cjson_parse(m->data, m->len, err, sizeof(err));
-	r = json_string_value(json_object_get(req, "lease_id")) != NULL &&
-	    strlcpy(id, json_string_value(json_object_get(req, "lease_id")),
-	    sizeof(id)) < sizeof(id);
-	json_decref(req);
-	if (!r)
+	lease = json_string_value(json_object_get(req, "lease_id"));
+	if (lease == NULL || strlcpy(id, lease, sizeof(id)) >= sizeof(id))
 		return refuse(c, m->hdr.reqid, ERR_BADMSG,
 		    "expected {\"lease_id\"}");
 	/* Only leases we issued and still hold. */
@@ -333,6 +297,13 @@ broker_revoke(struct conn *c, struct msg *m)
 	if (r == 1)
 		return refuse(c, m->hdr.reqid, ERR_UNAVAIL, "lease revoked, "
 		    "but audit unavailable");
-	return reply(c, MSG_CRED_REVOKED, m->hdr.reqid, -1,
+	return conn_send_json(c, MSG_CRED_REVOKED, m->hdr.reqid, -1,
 	    json_pack("{s:s}", "lease_id", id));
 }
+
+/* broker.sock: what runnerd may ask. */
+const struct msg_rule brokerd_runnerd_rules[] = {
+	{ MSG_CRED_ISSUE, PAYLOAD_JSON, 0, 0, NULL, broker_issue },
+	{ MSG_CRED_REVOKE, PAYLOAD_JSON, 0, 0, NULL, broker_revoke },
+	{ 0, 0, 0, 0, NULL, NULL }
+};

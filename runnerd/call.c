@@ -657,22 +657,21 @@ drain(void *arg)
 	}
 }
 
+/* call: the parsed TOOL_CALL, borrowed; kept while the call lives. */
 void
-call_start(struct conn *c, struct msg *m)
+call_start(struct conn *c, struct msg *m, json_t *call)
 {
-	json_t *call, *args;
+	json_t *args;
 	const char *tool;
 	char why[256];
 	int idx;
 
-	if ((call = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
-	    !json_is_object(call) ||
-	    (tool = json_string_value(json_object_get(call, "tool"))) ==
+	if ((tool = json_string_value(json_object_get(call, "tool"))) ==
 	    NULL) {
 		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
-		json_decref(call);
 		return;
 	}
+	json_incref(call);
 	args = json_object_get(call, "arguments");
 	if (audit_emit("tool.request", m->hdr.reqid, json_pack("{s:s, s:O*}",
 	    "tool", tool, "arguments", args)) == -1) {

@@ -227,6 +227,33 @@ fd_frames_cleanup()
 	as_kill_all
 }
 
+atf_test_case listener_rules cleanup
+listener_rules_head()
+{
+	atf_set "descr" "an unlisted type, a wrong payload and an unexpected descriptor are answered ERR_BADMSG; the connection stays"
+}
+listener_rules_body()
+{
+	AS_RUNNERD_EXTRA="  operators: { users: [$(id -u)] }"
+	as_conf
+	as_start $SERVERS
+	while read -r pid d; do
+		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
+	done < pids
+	atf_check python3 "$(atf_get_srcdir)/badmsg.py" "$AS_RUN"
+	# The descriptors that came with refused frames were closed.
+	while read -r pid n; do
+		now=$(ls /proc/$pid/fd | wc -l)
+		[ "$now" -eq "$n" ] ||
+		    atf_fail "pid $pid had $n descriptors, now $now"
+	done < before
+	as_stop
+}
+listener_rules_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case start_ping_stop
@@ -236,4 +263,5 @@ atf_init_test_cases()
 	atf_add_test_case no_fd_leaks
 	atf_add_test_case inherited_fds
 	atf_add_test_case fd_frames
+	atf_add_test_case listener_rules
 }
