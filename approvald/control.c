@@ -35,18 +35,13 @@ approval_id(struct conn *c, const struct msg *m, const json_t *j)
 static int
 ctl_list(struct conn *c, struct msg *m, json_t *j)
 {
-	json_t *a, *e;
-	size_t i;
+	json_t *a;
 
 	if ((a = db_list(json_is_true(json_object_get(j, "all")))) == NULL)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "cannot read the approvals");
-	json_array_foreach(a, i, e)
-		if (conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
-		    json_incref(e)) == -1)
-			break;
-	json_decref(a);
-	return send_end(c, m->hdr.reqid);
+	return conn_send_stream(c, MSG_CTL_ENTRY, MSG_CTL_END, m->hdr.reqid,
+	    a);
 }
 
 static int

@@ -103,6 +103,21 @@ conn_send_json(struct conn *c, uint32_t type, uint64_t reqid, int fd,
 	return r;
 }
 
+/* A streamed reply: each element of a (which it takes) as type, then end. */
+int
+conn_send_stream(struct conn *c, uint32_t type, uint32_t end, uint64_t reqid,
+    json_t *a)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(a, i, e)
+		if (conn_send_json(c, type, reqid, -1, json_incref(e)) == -1)
+			break;
+	json_decref(a);
+	return conn_send(c, end, reqid, -1, NULL, 0);
+}
+
 int
 conn_error(struct conn *c, uint64_t reqid, int code, const char *fmt, ...)
 {

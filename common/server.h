@@ -69,6 +69,8 @@ void	 server_close_all(void);
 int	 conn_send(struct conn *, uint32_t, uint64_t, int, const void *,
 	    size_t);
 int	 conn_send_json(struct conn *, uint32_t, uint64_t, int, json_t *);
+int	 conn_send_stream(struct conn *, uint32_t, uint32_t, uint64_t,
+	    json_t *);
 int	 conn_error(struct conn *, uint64_t, int, const char *, ...)
 	    __attribute__((format(printf, 4, 5)));
 void	 conn_drop(struct conn *);

@@ -5,18 +5,9 @@
  * bytes travel in the frames: runnerctl alone touches the operator's
  * files.  The server answers any other request; the peer stays.
  */
-#include <stdlib.h>
-#include <string.h>
 
-#include "log.h"
 #include "runnerd.h"
 #include "tools.h"
-
-static int
-send_end(struct conn *c, uint64_t reqid)
-{
-	return conn_send(c, MSG_RCTL_END, reqid, -1, NULL, 0);
-}
 
 /* The answer to a put or get: entry, or (entry NULL) why it failed. */
 void
@@ -31,25 +22,20 @@ control_reply(uint32_t connid, uint64_t reqid, json_t *entry, const char *why)
 	if (entry == NULL)
 		conn_error(c, reqid, ERR_DENIED, "%s", why);
 	else if (conn_send_json(c, MSG_RCTL_ENTRY, reqid, -1, entry) == 0)
-		send_end(c, reqid);
+		conn_send(c, MSG_RCTL_END, reqid, -1, NULL, 0);
 }
 
 static int
 ctl_sessions(struct conn *c, struct msg *m, json_t *j)
 {
-	json_t *a, *e;
-	size_t i;
+	json_t *a;
 
 	(void)j;
 	if ((a = session_list()) == NULL)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "out of memory");
-	json_array_foreach(a, i, e)
-		if (conn_send_json(c, MSG_RCTL_ENTRY, m->hdr.reqid, -1,
-		    json_incref(e)) == -1)
-			break;
-	json_decref(a);
-	return send_end(c, m->hdr.reqid);
+	return conn_send_stream(c, MSG_RCTL_ENTRY, MSG_RCTL_END, m->hdr.reqid,
+	    a);
 }
 
 /* put and get: the tool's arguments, checked as the tool's are. */
