@@ -20,7 +20,7 @@ static struct listener	 approval_listener = {
 	.name = "approval.sock",
 	.owner = approvald_conf.approvald.user,
 	.acl = &approvald_conf.approvald.peers,
-	.dispatch = approvald_dispatch_runnerd,
+	.rules = approvald_runnerd_rules,
 };
 
 /* Operators, through approvalctl: the only way to approve. */
@@ -29,7 +29,7 @@ static struct listener	 control_listener = {
 	.owner = approvald_conf.approvald.user,
 	.acl = &approvald_conf.approvald.operators,
 	.maxconns = 32,
-	.dispatch = approvald_dispatch_control,
+	.rules = approvald_control_rules,
 	.closed = control_closed,
 };
 

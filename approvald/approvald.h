@@ -104,14 +104,12 @@ void	 db_set_notify(void (*)(const char *));
 void	 format_time(time_t, char *, size_t);
 
 /* control.c */
-int	 approvald_dispatch_control(struct conn *, struct msg *);
+extern const struct msg_rule approvald_control_rules[];
 void	 control_closed(struct conn *);
 void	 control_notify(const char *);
 
 /* runner.c */
-int	 approvald_dispatch_runnerd(struct conn *, struct msg *);
-int	 reply_json(struct conn *, uint32_t, uint64_t, json_t *);
-json_t	*parse_object(struct conn *, const struct msg *);
+extern const struct msg_rule approvald_runnerd_rules[];
 
 /* approvald.c */
 extern struct as_config	 approvald_conf;

@@ -1,7 +1,7 @@
 /*
  * control.sock: operators, through approvalctl.  The only place an
  * approval can be granted; the peer's uid (SO_PEERCRED) is who granted
- * it.  Unknown requests are answered "denied" and the peer stays.
+ * it.  The server answers any other request; the peer stays.
  */
 #include <pwd.h>
 #include <stdio.h>
@@ -33,47 +33,32 @@ approval_id(struct conn *c, const struct msg *m, const json_t *j)
 }
 
 static int
-ctl_list(struct conn *c, struct msg *m)
+ctl_list(struct conn *c, struct msg *m, json_t *j)
 {
-	json_t *j, *a, *e;
-	size_t i;
-	int all = 0;
+	json_t *a;
 
-	if (m->len > 0) {
-		if ((j = parse_object(c, m)) == NULL)
-			return 0;
-		all = json_is_true(json_object_get(j, "all"));
-		json_decref(j);
-	}
-	if ((a = db_list(all)) == NULL)
+	if ((a = db_list(json_is_true(json_object_get(j, "all")))) == NULL)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "cannot read the approvals");
-	json_array_foreach(a, i, e)
-		if (reply_json(c, MSG_CTL_ENTRY, m->hdr.reqid,
-		    json_incref(e)) == -1)
-			break;
-	json_decref(a);
-	return send_end(c, m->hdr.reqid);
+	return conn_send_stream(c, MSG_CTL_ENTRY, MSG_CTL_END, m->hdr.reqid,
+	    a);
 }
 
 static int
-ctl_show(struct conn *c, struct msg *m)
+ctl_show(struct conn *c, struct msg *m, json_t *j)
 {
 	const char *id;
-	json_t *j, *e = NULL;
-	int r = 0;
+	json_t *e;
+	int r;
 
-	if ((j = parse_object(c, m)) == NULL)
-		return 0;
 	if ((id = approval_id(c, m, j)) == NULL)
-		goto done;
+		return 0;
 	if ((e = db_get(id, 1)) == NULL)
 		r = conn_error(c, m->hdr.reqid, ERR_DENIED, "approval %.40s is "
 		    "unknown", id);
-	else if ((r = reply_json(c, MSG_CTL_ENTRY, m->hdr.reqid, e)) == 0)
+	else if ((r = conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
+	    e)) == 0)
 		r = send_end(c, m->hdr.reqid);
-done:
-	json_decref(j);
 	return r;
 }
 
@@ -91,25 +76,22 @@ operator_of(const struct conn *c, struct operator *op)
 }
 
 static int
-ctl_decide(struct conn *c, struct msg *m, int approve)
+ctl_decide(struct conn *c, struct msg *m, json_t *j, int approve)
 {
 	struct operator op;
 	char why[256];
 	const char *id, *reason;
-	json_t *j;
-	int r = 0;
+	int r;
 
-	if ((j = parse_object(c, m)) == NULL)
-		return 0;
 	if ((id = approval_id(c, m, j)) == NULL)
-		goto done;
+		return 0;
 	reason = json_string_value(json_object_get(j, "reason"));
 	operator_of(c, &op);
 	switch (db_decide(id, approve, &op, reason, why, sizeof(why))) {
 	case 0:
 		log_info("%.40s %s by %s (uid %u)", id, approve ? "approved" :
 		    "denied", op.user, (unsigned)op.uid);
-		if ((r = reply_json(c, MSG_CTL_ENTRY, m->hdr.reqid,
+		if ((r = conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
 		    db_get(id, 0))) == 0)
 			r = send_end(c, m->hdr.reqid);
 		break;
@@ -121,17 +103,28 @@ ctl_decide(struct conn *c, struct msg *m, int approve)
 		    "the decision (audit or database unavailable)");
 		break;
 	}
-done:
-	json_decref(j);
 	return r;
+}
+
+static int
+ctl_approve(struct conn *c, struct msg *m, json_t *j)
+{
+	return ctl_decide(c, m, j, 1);
+}
+
+static int
+ctl_deny(struct conn *c, struct msg *m, json_t *j)
+{
+	return ctl_decide(c, m, j, 0);
 }
 
 /* Changes stream to the watcher as entries until it hangs up. */
 static int
-ctl_watch(struct conn *c, struct msg *m)
+ctl_watch(struct conn *c, struct msg *m, json_t *j)
 {
 	size_t i;
 
+	(void)j;
 	for (i = 0; i < WATCHERS_MAX; i++)
 		if (watchers[i] == 0) {
 			watchers[i] = c->id;
@@ -163,26 +156,16 @@ control_notify(const char *id)
 	for (i = 0; i < WATCHERS_MAX; i++) {
 		if (watchers[i] == 0 || (c = conn_find(watchers[i])) == NULL)
 			continue;
-		reply_json(c, MSG_CTL_ENTRY, 0, json_incref(e));
+		conn_send_json(c, MSG_CTL_ENTRY, 0, -1, json_incref(e));
 	}
 	json_decref(e);
 }
 
-int
-approvald_dispatch_control(struct conn *c, struct msg *m)
-{
-	switch (m->hdr.type) {
-	case MSG_CTL_LIST:
-		return ctl_list(c, m);
-	case MSG_CTL_SHOW:
-		return ctl_show(c, m);
-	case MSG_CTL_APPROVE:
-		return ctl_decide(c, m, 1);
-	case MSG_CTL_DENY:
-		return ctl_decide(c, m, 0);
-	case MSG_CTL_WATCH:
-		return ctl_watch(c, m);
-	}
-	return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: denied",
-	    msg_type_name(m->hdr.type));
-}
+const struct msg_rule approvald_control_rules[] = {
+	{ MSG_CTL_LIST, PAYLOAD_JSON_OPT, 0, 0, NULL, ctl_list },
+	{ MSG_CTL_SHOW, PAYLOAD_JSON, 0, 0, NULL, ctl_show },
+	{ MSG_CTL_APPROVE, PAYLOAD_JSON, 0, 0, NULL, ctl_approve },
+	{ MSG_CTL_DENY, PAYLOAD_JSON, 0, 0, NULL, ctl_deny },
+	{ MSG_CTL_WATCH, PAYLOAD_NONE, 0, 0, NULL, ctl_watch },
+	{ 0, 0, 0, 0, NULL, NULL }
+};

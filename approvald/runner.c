@@ -1,7 +1,7 @@
 /*
  * approval.sock: what runnerd may ask.  A decision, a pending approval,
- * a spend; nothing here approves.  Any other message drops the peer:
- * runnerd has no business sending it.
+ * a spend; nothing here approves.  The server answers any other
+ * message: runnerd has no business sending it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -10,43 +10,6 @@
 
 #include "approvald.h"
 #include "log.h"
-
-int
-reply_json(struct conn *c, uint32_t type, uint64_t reqid, json_t *j)
-{
-	char *s;
-	int r;
-
-	if (j == NULL || (s = json_dumps(j, JSON_COMPACT)) == NULL) {
-		json_decref(j);
-		return conn_error(c, reqid, ERR_INTERNAL, "out of memory");
-	}
-	json_decref(j);
-	r = conn_send(c, type, reqid, -1, s, strlen(s));
-	free(s);
-	return r;
-}
-
-/* A JSON object payload, or NULL after telling the peer why not. */
-json_t *
-parse_object(struct conn *c, const struct msg *m)
-{
-	char err[128];
-	json_t *j;
-
-	if ((j = cjson_parse(m->data, m->len, err, sizeof(err))) == NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: %s",
-		    msg_type_name(m->hdr.type), err);
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: expected an "
-		    "object", msg_type_name(m->hdr.type));
-		return NULL;
-	}
-	return j;
-}
 
 /* Lower-case SHA-256 hex, or JSON null (no plan bound). */
 static int
@@ -89,24 +52,16 @@ call_decide(struct conn *c, const struct msg *m, json_t *j,
 }
 
 static int
-runner_decide(struct conn *c, struct msg *m)
+runner_decide(struct conn *c, struct msg *m, json_t *j)
 {
 	struct decision d;
 	const char *tool;
-	json_t *j;
-	int r;
 
-	if ((j = parse_object(c, m)) == NULL)
+	if (call_decide(c, m, j, &tool, &d) == -1)
 		return 0;
-	if (call_decide(c, m, j, &tool, &d) == -1) {
-		json_decref(j);
-		return 0;
-	}
 	log_debug("decide %s: %s", tool, d.reason);
-	r = reply_json(c, MSG_DECISION, m->hdr.reqid,
+	return conn_send_json(c, MSG_DECISION, m->hdr.reqid, -1,
 	    decision_json(approvald_policy, tool, &d));
-	json_decref(j);
-	return r;
 }
 
 /* A call the policy says needs an approval, or a refusal saying why. */
@@ -124,19 +79,17 @@ needs_approval(struct conn *c, const struct msg *m, const char *tool,
 }
 
 static int
-runner_request(struct conn *c, struct msg *m)
+runner_request(struct conn *c, struct msg *m, json_t *j)
 {
 	char digest[SHA256_HEX_LEN + 1], id[APPROVAL_ID_LEN];
 	char exp[32], *canon = NULL, *summary = NULL;
 	struct approval_req rq;
 	struct decision d;
 	const char *tool, *plan, *text;
-	json_t *j, *marked = NULL;
+	json_t *marked = NULL;
 	time_t expires;
 	int r = 0;
 
-	if ((j = parse_object(c, m)) == NULL)
-		return 0;
 	if (call_decide(c, m, j, &tool, &d) == -1)
 		goto done;
 	text = json_string_value(json_object_get(j, "plan_text"));
@@ -178,79 +131,58 @@ runner_request(struct conn *c, struct msg *m)
 	}
 	format_time(expires, exp, sizeof(exp));
 	log_info("%s: pending approval for %s", id, tool);
-	r = reply_json(c, MSG_APPROVAL_CREATED, m->hdr.reqid, json_pack(
-	    "{s:s, s:s}", "approval_id", id, "expires_at", exp));
+	r = conn_send_json(c, MSG_APPROVAL_CREATED, m->hdr.reqid, -1,
+	    json_pack("{s:s, s:s}", "approval_id", id, "expires_at", exp));
 done:
 	free(canon);
 	free(summary);
 	json_decref(marked);
-	json_decref(j);
 	return r;
 }
 
 /* The call is decided again: a policy reloaded since may refuse it. */
 static int
-runner_spend(struct conn *c, struct msg *m)
+runner_spend(struct conn *c, struct msg *m, json_t *j)
 {
 	char digest[SHA256_HEX_LEN + 1], bound[SHA256_HEX_LEN + 1];
 	char why[256];
 	struct decision d;
 	const char *tool, *plan, *id;
-	json_t *j;
-	int r = 0;
 
-	if ((j = parse_object(c, m)) == NULL)
-		return 0;
 	if (call_decide(c, m, j, &tool, &d) == -1)
-		goto done;
+		return 0;
 	id = json_string_value(json_object_get(j, "approval_id"));
 	if (id == NULL || plan_digest_arg(j, &plan) == -1) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "APPROVAL_SPEND: needs "
-		    "approval_id and, if any, plan_digest (SHA-256 hex or "
-		    "null)");
-		goto done;
+		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "APPROVAL_SPEND: "
+		    "needs approval_id and, if any, plan_digest (SHA-256 hex "
+		    "or null)");
 	}
 	if (!needs_approval(c, m, tool, &d))
-		goto done;
+		return 0;
 	if (params_digest(tool, json_object_get(j, "arguments"), digest,
-	    NULL) == -1) {
-		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
-		goto done;
-	}
+	    NULL) == -1)
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
+		    "out of memory");
 	switch (db_spend(id, digest, plan, json_object_get(j, "plan_digest") !=
 	    NULL, m->hdr.reqid, bound, why, sizeof(why))) {
 	case SPEND_OK:
 		log_info("%.40s: spent by %s", id, tool);
-		r = reply_json(c, MSG_APPROVAL_SPENT, m->hdr.reqid, json_pack(
-		    "{s:s, s:s?}", "approval_id", id, "plan_digest",
+		return conn_send_json(c, MSG_APPROVAL_SPENT, m->hdr.reqid, -1,
+		    json_pack("{s:s, s:s?}", "approval_id", id, "plan_digest",
 		    bound[0] != '\0' ? bound : NULL));
-		break;
 	case SPEND_REFUSED:
 		log_info("spend refused: %s", why);
-		r = conn_error(c, m->hdr.reqid, ERR_DENIED, "%s", why);
-		break;
+		return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s", why);
 	case SPEND_ERROR:
-		r = conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot spend "
-		    "the approval (audit or database unavailable)");
 		break;
 	}
-done:
-	json_decref(j);
-	return r;
+	return conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot spend the "
+	    "approval (audit or database unavailable)");
 }
 
-int
-approvald_dispatch_runnerd(struct conn *c, struct msg *m)
-{
-	switch (m->hdr.type) {
-	case MSG_DECIDE:
-		return runner_decide(c, m);
-	case MSG_APPROVAL_REQUEST:
-		return runner_request(c, m);
-	case MSG_APPROVAL_SPEND:
-		return runner_spend(c, m);
-	}
-	log_warnx("approval.sock: unexpected %s from pid %d",
-	    msg_type_name(m->hdr.type), (int)c->cred.pid);
-	return -1;
-}
+const struct msg_rule approvald_runnerd_rules[] = {
+	{ MSG_DECIDE, PAYLOAD_JSON, 0, 0, NULL, runner_decide },
+	{ MSG_APPROVAL_REQUEST, PAYLOAD_JSON, 0, 0, NULL, runner_request },
+	{ MSG_APPROVAL_SPEND, PAYLOAD_JSON, 0, 0, NULL, runner_spend },
+	{ 0, 0, 0, 0, NULL, NULL }
+};

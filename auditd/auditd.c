@@ -15,57 +15,32 @@
 
 static struct peer_acl	 audit_acl;
 
-static int	auditd_dispatch_peer(struct conn *, struct msg *);
-static void	auditd_closed(struct conn *);
-
 /*
  * Writers (the daemons) and readers (auditctl) share audit.sock; the
- * listener admits either, each message is then checked for its role.
+ * listener admits either, each rule then names the role it is for.
  */
+static const struct msg_rule audit_rules[] = {
+	{ MSG_AUDIT_EVENT, PAYLOAD_JSON, 0, 0, &auditd_conf.auditd.peers,
+	    writer_event },
+	{ MSG_AUDIT_TAIL, PAYLOAD_JSON_OPT, 0, 0, &auditd_conf.auditd.readers,
+	    control_tail },
+	{ MSG_AUDIT_SHOW, PAYLOAD_JSON_OPT, 0, 0, &auditd_conf.auditd.readers,
+	    control_show },
+	{ MSG_AUDIT_STATS, PAYLOAD_NONE, 0, 0, &auditd_conf.auditd.readers,
+	    control_stats },
+	{ MSG_AUDIT_ROTATE, PAYLOAD_NONE, 0, 0, &auditd_conf.auditd.readers,
+	    control_rotate },
+	{ 0, 0, 0, 0, NULL, NULL }
+};
+
 static struct listener	 audit_listener = {
 	.name = "audit.sock",
 	.owner = auditd_conf.auditd.user,
 	.acl = &audit_acl,
 	.maxconns = AUDIT_MAXCONNS,
-	.dispatch = auditd_dispatch_peer,
-	.closed = auditd_closed,
+	.rules = audit_rules,
+	.closed = control_closed,
 };
-
-static int
-peer_is(const struct conn *c, const struct peer_acl *acl)
-{
-	return acl_allows(acl, c->cred.uid, c->cred.groups, c->cred.ngroups);
-}
-
-static int
-auditd_dispatch_peer(struct conn *c, struct msg *m)
-{
-	const struct auditd_conf *ac = &auditd_conf.auditd;
-
-	switch (m->hdr.type) {
-	case MSG_AUDIT_EVENT:
-		if (!peer_is(c, &ac->peers))
-			break;
-		return writer_dispatch(c, m);
-	case MSG_AUDIT_TAIL:
-	case MSG_AUDIT_SHOW:
-	case MSG_AUDIT_STATS:
-	case MSG_AUDIT_ROTATE:
-		if (!peer_is(c, &ac->readers))
-			break;
-		return control_dispatch(c, m);
-	}
-	log_warnx("audit.sock: peer %u uid %u: %s denied", c->id,
-	    (unsigned)c->cred.uid, msg_type_name(m->hdr.type));
-	return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: not allowed for "
-	    "uid %u", msg_type_name(m->hdr.type), (unsigned)c->cred.uid);
-}
-
-static void
-auditd_closed(struct conn *c)
-{
-	control_closed(c);
-}
 
 static void
 auditd_sighup(void)

@@ -84,7 +84,7 @@ char	*scrub_text(const char *, size_t, size_t *);
 int	 scrub_key_is_secret(const char *);
 
 /* writer.c */
-int	 writer_dispatch(struct conn *, struct msg *);
+int	 writer_event(struct conn *, struct msg *, json_t *);
 int	 writer_own_event(const char *, json_t *);
 void	 writer_commit(void);
 int	 writer_rotate(const char *, char *, size_t);
@@ -105,7 +105,10 @@ const char *seen_writer(const json_t *, uint64_t *);
 int	 seen_load(struct auditlog *);
 
 /* control.c */
-int	 control_dispatch(struct conn *, struct msg *);
+int	 control_tail(struct conn *, struct msg *, json_t *);
+int	 control_show(struct conn *, struct msg *, json_t *);
+int	 control_stats(struct conn *, struct msg *, json_t *);
+int	 control_rotate(struct conn *, struct msg *, json_t *);
 void	 control_publish(const struct arec *, size_t);
 void	 control_closed(struct conn *);
 

@@ -33,63 +33,24 @@ send_line(const char *line, size_t len, void *arg)
 }
 
 static int
-send_json(struct conn *c, json_t *j)
-{
-	char *s;
-	int r;
-
-	if (j == NULL || (s = cjson_dump(j)) == NULL) {
-		json_decref(j);
-		return conn_error(c, 0, ERR_INTERNAL, "out of memory");
-	}
-	r = send_line(s, strlen(s), c);
-	free(s);
-	json_decref(j);
-	return r;
-}
-
-static int
 send_end(struct conn *c)
 {
 	return conn_send(c, MSG_AUDIT_END, 0, -1, NULL, 0);
 }
 
-/* A reader's JSON request: an object, or nothing at all. */
-static json_t *
-request(struct conn *c, struct msg *m)
-{
-	char why[128];
-	json_t *j;
-
-	if (m->len == 0)
-		return json_object();
-	if ((j = cjson_parse(m->data, m->len, why, sizeof(why))) == NULL ||
-	    !json_is_object(j)) {
-		json_decref(j);
-		(void)conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: %s",
-		    msg_type_name(m->hdr.type), j == NULL ? why :
-		    "not an object");
-		return NULL;
-	}
-	return j;
-}
-
 /* {"count": n, "follow": bool}: the last n records, then new ones. */
-static int
-control_tail(struct conn *c, struct msg *m)
+int
+control_tail(struct conn *c, struct msg *m, json_t *j)
 {
 	struct follower *f;
 	json_int_t count = TAIL_DEFAULT;
-	json_t *j, *v;
+	json_t *v;
 	off_t off;
 	int follow;
 
-	if ((j = request(c, m)) == NULL)
-		return 0;
 	if ((v = json_object_get(j, "count")) != NULL)
 		count = json_is_integer(v) ? json_integer_value(v) : -1;
 	follow = json_is_true(json_object_get(j, "follow"));
-	json_decref(j);
 	if (count < 0 || count > TAIL_MAX)
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG,
 		    "count must be 0..%d", TAIL_MAX);
@@ -138,40 +99,35 @@ show_line(const char *line, size_t len, void *arg)
 }
 
 /* {"request_id"}: every record of that call in the current file. */
-static int
-control_show(struct conn *c, struct msg *m)
+int
+control_show(struct conn *c, struct msg *m, json_t *j)
 {
 	struct show s;
 	uint64_t id;
-	json_t *j;
-	int r;
 
-	if ((j = request(c, m)) == NULL)
-		return 0;
 	s.c = c;
 	s.rid = json_string_value(json_object_get(j, "request_id"));
-	if (s.rid == NULL || reqid_parse(s.rid, &id) == -1) {
-		json_decref(j);
+	if (s.rid == NULL || reqid_parse(s.rid, &id) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG,
 		    "request_id must look like req-<16 hex digits>");
-	}
 	snprintf(s.needle, sizeof(s.needle), "\"request_id\":\"%s\"", s.rid);
-	r = alog_scan(&auditd_log, 0, show_line, &s);
-	json_decref(j);
-	if (r == -1)
+	if (alog_scan(&auditd_log, 0, show_line, &s) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "cannot read the log");
 	return send_end(c);
 }
 
-static int
-control_stats(struct conn *c)
+int
+control_stats(struct conn *c, struct msg *m, json_t *j)
 {
 	const struct auditlog *l = &auditd_log;
 
-	if (send_json(c, json_pack("{s:s, s:I, s:I, s:s, s:I, s:I, s:I, "
-	    "s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "log", l->path,
-	    "size", (json_int_t)l->size, "seq", (json_int_t)l->seq,
+	(void)m;
+	(void)j;
+	if (conn_send_json(c, MSG_AUDIT_RECORD, 0, -1, json_pack("{s:s, s:I, "
+	    "s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}",
+	    "log", l->path, "size", (json_int_t)l->size, "seq",
+	    (json_int_t)l->seq,
 	    "head", l->head, "events", (json_int_t)l->events,
 	    "batches", (json_int_t)l->batches,
 	    "max_batch", (json_int_t)l->max_batch,
@@ -186,36 +142,21 @@ control_stats(struct conn *c)
 	return send_end(c);
 }
 
-static int
-control_rotate(struct conn *c, struct msg *m)
+int
+control_rotate(struct conn *c, struct msg *m, json_t *j)
 {
 	char old[PATH_MAX];
 
+	(void)j;
 	if (writer_rotate("auditctl", old, sizeof(old)) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "cannot rotate %s", auditd_log.path);
-	if (send_json(c, json_pack("{s:s, s:s, s:I, s:s}", "log",
-	    auditd_log.path, "previous_file", old, "seq",
-	    (json_int_t)auditd_log.seq, "head", auditd_log.head)) == -1)
+	if (conn_send_json(c, MSG_AUDIT_RECORD, 0, -1, json_pack(
+	    "{s:s, s:s, s:I, s:s}", "log", auditd_log.path, "previous_file",
+	    old, "seq", (json_int_t)auditd_log.seq, "head",
+	    auditd_log.head)) == -1)
 		return -1;
 	return send_end(c);
-}
-
-int
-control_dispatch(struct conn *c, struct msg *m)
-{
-	switch (m->hdr.type) {
-	case MSG_AUDIT_TAIL:
-		return control_tail(c, m);
-	case MSG_AUDIT_SHOW:
-		return control_show(c, m);
-	case MSG_AUDIT_STATS:
-		return control_stats(c);
-	case MSG_AUDIT_ROTATE:
-		return control_rotate(c, m);
-	}
-	return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: not allowed",
-	    msg_type_name(m->hdr.type));
 }
 
 static void

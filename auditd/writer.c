@@ -124,21 +124,17 @@ event_writer(const json_t *ev, json_t *rec, char *why, size_t whylen)
  * rotation, a recovery or a checkpoint.
  */
 static json_t *
-event_record(const struct msg *m, char *why, size_t whylen)
+event_record(const struct msg *m, json_t *ev, char *why, size_t whylen)
 {
 	char rid[REQID_STR_LEN];
 	const char *key, *event, *daemon;
-	json_t *ev, *v, *fields = NULL, *rec = NULL;
+	json_t *v, *fields = NULL, *rec = NULL;
 
-	if ((ev = cjson_parse(m->data, m->len, why, whylen)) == NULL)
-		return NULL;
 	reqid_format(m->hdr.reqid, rid);
 	event = json_string_value(json_object_get(ev, "event"));
 	daemon = json_string_value(json_object_get(ev, "daemon"));
 	v = json_object_get(ev, "fields");
-	if (!json_is_object(ev))
-		snprintf(why, whylen, "not a JSON object");
-	else if (event == NULL || !valid_name(event, EVENT_NAME_MAX, 1) ||
+	if (event == NULL || !valid_name(event, EVENT_NAME_MAX, 1) ||
 	    strncmp(event, "audit.", 6) == 0 || strncmp(event, "log.", 4) == 0)
 		snprintf(why, whylen, "bad or missing event name");
 	else if (daemon == NULL || !valid_name(daemon, DAEMON_NAME_MAX, 0))
@@ -168,7 +164,6 @@ event_record(const struct msg *m, char *why, size_t whylen)
 			json_decref(rec);
 			rec = NULL;
 		}
-	json_decref(ev);
 	return rec;
 }
 
@@ -210,7 +205,7 @@ answer(uint32_t conn, uint64_t reqid, int err, uint64_t seq, int dup)
  * sender treats the refusal as a failure to record (fail closed).
  */
 int
-writer_dispatch(struct conn *c, struct msg *m)
+writer_event(struct conn *c, struct msg *m, json_t *ev)
 {
 	char why[200];
 	const char *w;
@@ -218,7 +213,7 @@ writer_dispatch(struct conn *c, struct msg *m)
 	json_t *rec;
 	int st;
 
-	if ((rec = event_record(m, why, sizeof(why))) == NULL) {
+	if ((rec = event_record(m, ev, why, sizeof(why))) == NULL) {
 		log_warnx("audit.sock: peer %u (pid %d): event refused: %s",
 		    c->id, (int)c->cred.pid, why);
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s", why);

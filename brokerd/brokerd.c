@@ -16,21 +16,8 @@ static struct listener	 broker_listener = {
 	.name = "broker.sock",
 	.owner = brokerd_conf.brokerd.user,
 	.acl = &brokerd_conf.brokerd.peers,
-	.dispatch = brokerd_dispatch_runnerd,
+	.rules = brokerd_runnerd_rules,
 };
-
-int
-brokerd_dispatch_runnerd(struct conn *c, struct msg *m)
-{
-	switch (m->hdr.type) {
-	case MSG_CRED_ISSUE:
-		return broker_issue(c, m);
-	case MSG_CRED_REVOKE:
-		return broker_revoke(c, m);
-	}
-	log_warnx("broker.sock: unexpected %s", msg_type_name(m->hdr.type));
-	return -1;
-}
 
 /* SIGHUP: a rotated Vault token; the configuration itself stays. */
 static void

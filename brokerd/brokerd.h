@@ -13,8 +13,6 @@
 
 extern struct as_config	 brokerd_conf;
 
-int	brokerd_dispatch_runnerd(struct conn *, struct msg *);
-
 /*
  * cred.c: a secret in memory.  It is never formatted but through
  * secret_fmt(), which says "<redacted>", and every copy is wiped.
@@ -78,8 +76,7 @@ int		 journal_remove(const char *, int);
 
 /* issue.c: CRED_ISSUE and CRED_REVOKE, and leases left behind. */
 int		 broker_init(const struct as_config *, char *, size_t);
-int		 broker_issue(struct conn *, struct msg *);
-int		 broker_revoke(struct conn *, struct msg *);
+extern const struct msg_rule brokerd_runnerd_rules[];
 void		 broker_sweep(void *);
 
 #endif

@@ -20,7 +20,6 @@
 
 #include "audit.h"
 #include "brokerd.h"
-#include "cjson.h"
 #include "event.h"
 #include "log.h"
 
@@ -156,26 +155,6 @@ refuse(struct conn *c, uint64_t reqid, int code, const char *why)
 	return c != NULL ? conn_error(c, reqid, code, "%s", why) : 0;
 }
 
-static int
-reply(struct conn *c, uint32_t type, uint64_t reqid, int fd, json_t *j)
-{
-	char *text;
-	int r;
-
-	if (c == NULL || j == NULL || (text = json_dumps(j, JSON_COMPACT)) ==
-	    NULL) {
-		json_decref(j);
-		if (fd != -1)
-			close(fd);
-		return c != NULL ? conn_error(c, reqid, ERR_INTERNAL,
-		    "out of memory") : 0;
-	}
-	json_decref(j);
-	r = conn_send(c, type, reqid, fd, text, strlen(text));
-	json_text_free(text);
-	return r;
-}
-
 static struct pending *
 pending_new(const struct conn *c, uint64_t reqid)
 {
@@ -198,9 +177,12 @@ pending_answer(struct pending *p, uint32_t type, int fd, json_t *j)
 {
 	struct conn *c = conn_find(p->conn);
 
-	if (c == NULL)
+	if (c == NULL) {
 		log_warnx("peer %u went away before its answer", p->conn);
-	if (reply(c, type, p->reqid, fd, j) == -1)
+		json_decref(j);
+		if (fd != -1)
+			close(fd);
+	} else if (conn_send_json(c, type, p->reqid, fd, j) == -1)
 		conn_drop(c);
 	free(p);
 }
@@ -392,25 +374,14 @@ issue_lease(struct conn *c, uint64_t reqid, const struct cred_target *t)
 	return 0;
 }
 
-int
-broker_issue(struct conn *c, struct msg *m)
+static int
+broker_issue(struct conn *c, struct msg *m, json_t *req)
 {
 	struct cred_target t;
 	char err[256];
-	json_t *req;
-	int r;
 
-	if (m->fd != -1)
-		return -1;
-	if ((req = cjson_parse(m->data, m->len, err, sizeof(err))) == NULL ||
-	    !json_is_object(req)) {
-		json_decref(req);
-		return refuse(c, m->hdr.reqid, ERR_BADMSG, "expected a JSON "
-		    "object");
-	}
-	r = scope_resolve(&conf->brokerd.scopes, req, &t, err, sizeof(err));
-	json_decref(req);
-	if (r == -1)
+	if (scope_resolve(&conf->brokerd.scopes, req, &t, err,
+	    sizeof(err)) == -1)
 		return refuse(c, m->hdr.reqid, ERR_DENIED, err);
 	if (strcmp(t.scope->engine, "none") != 0)
 		return issue_lease(c, m->hdr.reqid, &t);
@@ -418,27 +389,20 @@ broker_issue(struct conn *c, struct msg *m)
 	    issued_fields(&t, NULL, 0)) == -1)
 		return refuse(c, m->hdr.reqid, ERR_UNAVAIL,
 		    "audit unavailable");
-	return reply(c, MSG_CRED_ISSUED, m->hdr.reqid, -1,
+	return conn_send_json(c, MSG_CRED_ISSUED, m->hdr.reqid, -1,
 	    issued_fields(&t, NULL, 0));
 }
 
-int
-broker_revoke(struct conn *c, struct msg *m)
+static int
+broker_revoke(struct conn *c, struct msg *m, json_t *req)
 {
 	struct pending *p;
 	struct lease *l;
 	char id[LEASE_ID_MAX], err[256];
-	json_t *req;
-	int r;
+	const char *lease;
 
-	if (m->fd != -1)
-		return -1;
-	req = cjson_parse(m->data, m->len, err, sizeof(err));
-	r = json_string_value(json_object_get(req, "lease_id")) != NULL &&
-	    strlcpy(id, json_string_value(json_object_get(req, "lease_id")),
-	    sizeof(id)) < sizeof(id);
-	json_decref(req);
-	if (!r)
+	lease = json_string_value(json_object_get(req, "lease_id"));
+	if (lease == NULL || strlcpy(id, lease, sizeof(id)) >= sizeof(id))
 		return refuse(c, m->hdr.reqid, ERR_BADMSG,
 		    "expected {\"lease_id\"}");
 	/* Only leases we issued and still hold. */
@@ -460,3 +424,10 @@ broker_revoke(struct conn *c, struct msg *m)
 	}
 	return 0;
 }
+
+/* broker.sock: what runnerd may ask. */
+const struct msg_rule brokerd_runnerd_rules[] = {
+	{ MSG_CRED_ISSUE, PAYLOAD_JSON, 0, 0, NULL, broker_issue },
+	{ MSG_CRED_REVOKE, PAYLOAD_JSON, 0, 0, NULL, broker_revoke },
+	{ 0, 0, 0, 0, NULL, NULL }
+};

@@ -14,96 +14,125 @@
 /* Tool parameters and outputs ride in frames: room for 4 MiB of MCP input. */
 #define MSG_MAX_PAYLOAD		(16u * 1024 * 1024)
 
+/*
+ * Every message type of every channel, once: X(symbol, number, fd, name).
+ * The enum, msg_type_name() and msg_carries_fd() are made from it, and
+ * regress/lib/asframe.py is checked against it (regress/common).  fd 1
+ * marks the only types a descriptor may ride with: the frame layer
+ * refuses one on any other, so that no peer can fill a receiver's
+ * descriptor table with frames it never looks at.  Groups by channel,
+ * each saying who sends what; payloads in the comments.
+ */
+#define MSG_TYPES(X)							\
+	X(MSG_NONE,		0,	0, "NONE")			\
+	/* Any peer to any daemon socket; answered by the daemon. */	\
+	X(MSG_PING,		1,	0, "PING")	/* none */	\
+	X(MSG_PONG,		2,	0, "PONG")	/* msg_pong */	\
+	X(MSG_ERROR,		3,	0, "ERROR")	/* msg_error */	\
+	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */	\
+	/* {"tool","arguments","client","progress"} */			\
+	X(MSG_TOOL_CALL,	100,	0, "TOOL_CALL")			\
+	/* none; reqid names the call */				\
+	X(MSG_TOOL_CANCEL,	101,	0, "TOOL_CANCEL")		\
+	/* runnerd -> mcpd: {"progress","total","message"} */		\
+	X(MSG_TOOL_PROGRESS,	102,	0, "TOOL_PROGRESS")		\
+	/* {"isError","content","structuredContent"} */			\
+	X(MSG_TOOL_RESULT,	103,	0, "TOOL_RESULT")		\
+	/* runnerd -> approvald over approval.sock; nothing approves. */	\
+	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
+	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \
+	/* {"tool","arguments","plan_digest",...} */			\
+	X(MSG_APPROVAL_REQUEST,	202,	0, "APPROVAL_REQUEST")		\
+	/* {"approval_id","expires_at"} */				\
+	X(MSG_APPROVAL_CREATED,	203,	0, "APPROVAL_CREATED")		\
+	/* {"approval_id","tool","arguments","plan_digest"} */		\
+	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
+	/* {"approval_id","plan_digest"} */				\
+	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
+	/* approvalctl -> approvald over control.sock (operators). */	\
+	X(MSG_CTL_LIST,		300,	0, "CTL_LIST")	/* {"all"} or none */ \
+	X(MSG_CTL_SHOW,		301,	0, "CTL_SHOW")	/* {"approval_id"} */ \
+	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE") /* {"approval_id"} */ \
+	/* {"approval_id","reason"} */					\
+	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
+	/* none; entries stream until close */				\
+	X(MSG_CTL_WATCH,	304,	0, "CTL_WATCH")			\
+	X(MSG_CTL_ENTRY,	305,	0, "CTL_ENTRY")	/* an approval */ \
+	X(MSG_CTL_END,		306,	0, "CTL_END")	/* none; ends a stream */ \
+	/* runnerd -> brokerd over broker.sock; brokerd picks the scope. */ \
+	X(MSG_CRED_ISSUE,	400,	0, "CRED_ISSUE") /* {"tool","arguments"} */ \
+	/* {"scope","lease_id","ttl",...}; fd: the sealed memfd */	\
+	X(MSG_CRED_ISSUED,	401,	1, "CRED_ISSUED")		\
+	X(MSG_CRED_REVOKE,	402,	0, "CRED_REVOKE") /* {"lease_id"} */ \
+	X(MSG_CRED_REVOKED,	403,	0, "CRED_REVOKED") /* {"lease_id"} */ \
+	/* Every daemon -> auditd over audit.sock; waits for the ack. */ \
+	/* {"event","daemon","request_id","fields","writer","seq"}:	\
+	   a resend keeps writer and seq */				\
+	X(MSG_AUDIT_EVENT,	500,	0, "AUDIT_EVENT")		\
+	/* {"seq"}, or {"seq","duplicate"} for a resend */		\
+	X(MSG_AUDIT_ACK,	501,	0, "AUDIT_ACK")			\
+	/* auditctl -> auditd (readers) */				\
+	/* {"count","follow"} or none */				\
+	X(MSG_AUDIT_TAIL,	502,	0, "AUDIT_TAIL")		\
+	X(MSG_AUDIT_SHOW,	503,	0, "AUDIT_SHOW") /* {"request_id"} */ \
+	X(MSG_AUDIT_RECORD,	504,	0, "AUDIT_RECORD") /* a record */ \
+	X(MSG_AUDIT_END,	505,	0, "AUDIT_END")	/* none; ends a stream */ \
+	X(MSG_AUDIT_ROTATE,	506,	0, "AUDIT_ROTATE") /* none */	\
+	/* none; answered with one MSG_AUDIT_RECORD */			\
+	X(MSG_AUDIT_STATS,	507,	0, "AUDIT_STATS")		\
+	/*								\
+	 * runnerctl -> runnerd over runner-control.sock (operators).	\
+	 * An operator reaches any session; each put and get is audited.	\
+	 */								\
+	X(MSG_RCTL_SESSIONS,	600,	0, "RCTL_SESSIONS") /* none */	\
+	/* {"session_id","path","content"} (base64) */			\
+	X(MSG_RCTL_PUT,		601,	0, "RCTL_PUT")			\
+	X(MSG_RCTL_GET,		602,	0, "RCTL_GET")	/* {"session_id","path"} */ \
+	/* runnerd -> runnerctl: a session, or a put's or get's outcome */ \
+	X(MSG_RCTL_ENTRY,	603,	0, "RCTL_ENTRY")		\
+	X(MSG_RCTL_END,		604,	0, "RCTL_END")	/* none; ends a stream */ \
+	/*								\
+	 * Internal to runnerd: the engine <-> the launcher, or the	\
+	 * kubernetes helper, over their socketpair.			\
+	 */								\
+	/* engine: JSON sbx_request; fd: the credential */		\
+	X(LMSG_RUN,		900,	1, "LMSG_RUN")			\
+	X(LMSG_KILL,		901,	0, "LMSG_KILL")	/* engine: none */ \
+	/* launcher: JSON result (see backend.h) */			\
+	X(LMSG_DONE,		902,	0, "LMSG_DONE")			\
+	/* launcher: {"sandboxes": [...]} */				\
+	X(LMSG_SWEPT,		903,	0, "LMSG_SWEPT")		\
+	/* runsc's child -> proxy: fd, the listener in the netns */	\
+	X(LMSG_EGRESS_SOCKET,	904,	1, "LMSG_EGRESS_SOCKET")	\
+	/* Sessions: reqid is the session's key, payloads JSON. */	\
+	X(LMSG_SESSION_OPEN,	905,	0, "LMSG_SESSION_OPEN")	/* engine: {} */ \
+	/* engine: the agent's request */				\
+	X(LMSG_SESSION_CALL,	906,	0, "LMSG_SESSION_CALL")		\
+	X(LMSG_SESSION_CANCEL,	907,	0, "LMSG_SESSION_CANCEL") /* engine */ \
+	X(LMSG_SESSION_CLOSE,	908,	0, "LMSG_SESSION_CLOSE") /* engine */ \
+	/* launcher: {"container", "warm", "start_ms"} */		\
+	X(LMSG_SESSION_READY,	909,	0, "LMSG_SESSION_READY")	\
+	/* launcher: the agent's reply, an object */			\
+	X(LMSG_SESSION_REPLY,	910,	0, "LMSG_SESSION_REPLY")	\
+	/* launcher: {"reason"}; the key is free */			\
+	X(LMSG_SESSION_ENDED,	911,	0, "LMSG_SESSION_ENDED")	\
+	/* launcher <-> the session agent (session-agent.py), whose	\
+	   own copy of these numbers regress/common checks too. */	\
+	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: started */ \
+	X(AGENT_REQUEST,	951,	0, "AGENT_REQUEST") /* {"op", ...} */ \
+	X(AGENT_REPLY,		952,	0, "AGENT_REPLY") /* one a request */ \
+	/* launcher: end the request in progress */			\
+	X(AGENT_CANCEL,		953,	0, "AGENT_CANCEL")		\
+	/* The kubernetes helper <-> its claim keeper (runnerd/claim.c). */ \
+	X(CLAIM_SEED,		980,	0, "CLAIM_SEED") /* the run request */ \
+	/* helper: {"request", "result"} */				\
+	X(CLAIM_COLLECT,	981,	0, "CLAIM_COLLECT")		\
+	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY") /* runnerd/claim.c */
+
 enum msg_type {
-	MSG_NONE = 0,
-
-	/* Any peer to any daemon socket; answered by the daemon itself. */
-	MSG_PING = 1,		/* payload: none */
-	MSG_PONG,		/* payload: struct msg_pong */
-	MSG_ERROR,		/* payload: struct msg_error; reply to any request */
-
-	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */
-	MSG_TOOL_CALL = 100,	/* JSON {"tool","arguments","client","progress"} */
-	MSG_TOOL_CANCEL,	/* payload: none; reqid names the call */
-	/* runnerd -> mcpd */
-	MSG_TOOL_PROGRESS,	/* JSON {"progress","total","message"} */
-	MSG_TOOL_RESULT,	/* JSON {"isError","content","structuredContent"} */
-
-	/* runnerd -> approvald over approval.sock.  Nothing here approves. */
-	MSG_DECIDE = 200,	/* JSON {"tool","arguments"} */
-	MSG_DECISION,		/* JSON {"decision","reason",...} */
-	MSG_APPROVAL_REQUEST,	/* JSON {"tool","arguments","plan_digest",...} */
-	MSG_APPROVAL_CREATED,	/* JSON {"approval_id","expires"} */
-	MSG_APPROVAL_SPEND,	/* JSON {"approval_id","tool","arguments","plan_digest"} */
-	MSG_APPROVAL_SPENT,	/* JSON {"approval_id","plan_digest"} */
-
-	/* approvalctl -> approvald over control.sock (operator group only). */
-	MSG_CTL_LIST = 300,	/* JSON {"all"} */
-	MSG_CTL_SHOW,		/* JSON {"approval_id"} */
-	MSG_CTL_APPROVE,	/* JSON {"approval_id"} */
-	MSG_CTL_DENY,		/* JSON {"approval_id","reason"} */
-	MSG_CTL_WATCH,		/* payload: none; entries stream until close */
-	MSG_CTL_ENTRY,		/* JSON: one approval record */
-	MSG_CTL_END,		/* payload: none; ends a streamed reply */
-
-	/* runnerd -> brokerd over broker.sock.  The scope is brokerd's choice. */
-	MSG_CRED_ISSUE = 400,	/* JSON {"tool","arguments"} */
-	MSG_CRED_ISSUED,	/* JSON {"scope","lease_id","ttl",...}; fd: sealed memfd */
-	MSG_CRED_REVOKE,	/* JSON {"lease_id"} */
-	MSG_CRED_REVOKED,	/* JSON {"lease_id"} */
-
-	/* Every daemon -> auditd over audit.sock; the sender waits for the ack. */
-	MSG_AUDIT_EVENT = 500,	/* JSON {"event","request_id","daemon","fields",
-				   "writer","seq"}: a resend keeps writer+seq */
-	MSG_AUDIT_ACK,		/* JSON {"seq"}, {"seq","duplicate"} for a resend */
-	/* auditctl -> auditd (readers) */
-	MSG_AUDIT_TAIL,		/* JSON {"count","follow"} */
-	MSG_AUDIT_SHOW,		/* JSON {"request_id"} */
-	MSG_AUDIT_RECORD,	/* JSON: one log record */
-	MSG_AUDIT_END,		/* payload: none; ends a streamed reply */
-	MSG_AUDIT_ROTATE,	/* payload: none */
-	MSG_AUDIT_STATS,	/* payload: none; answered with one MSG_AUDIT_RECORD */
-
-	/*
-	 * runnerctl -> runnerd over runner-control.sock (operators only).
-	 * An operator reaches any session; each put and get is audited.
-	 */
-	MSG_RCTL_SESSIONS = 600,	/* payload: none */
-	MSG_RCTL_PUT,		/* JSON {"session_id","path","content"} (base64) */
-	MSG_RCTL_GET,		/* JSON {"session_id","path"} */
-	/* runnerd -> runnerctl */
-	MSG_RCTL_ENTRY,		/* JSON: a session, or a put's or get's outcome */
-	MSG_RCTL_END,		/* payload: none; ends a streamed reply */
-
-	/*
-	 * Internal to runnerd: the engine <-> the launcher, or the
-	 * kubernetes helper, over their socketpair.
-	 */
-	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
-	LMSG_KILL,		/* engine: payload none; reqid names it */
-	LMSG_DONE,		/* launcher: JSON result (see backend.h) */
-	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
-	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
-				   in the sandbox's network namespace */
-	/* Sessions: reqid is the session's key, payloads JSON. */
-	LMSG_SESSION_OPEN,	/* engine: {} */
-	LMSG_SESSION_CALL,	/* engine: the agent's request */
-	LMSG_SESSION_CANCEL,	/* engine: none */
-	LMSG_SESSION_CLOSE,	/* engine: none */
-	LMSG_SESSION_READY,	/* launcher: {"container", "warm", "start_ms"} */
-	LMSG_SESSION_REPLY,	/* launcher: the agent's reply, an object */
-	LMSG_SESSION_ENDED,	/* launcher: {"reason"}; the key is free */
-
-	/* launcher <-> the session agent (session-agent.py) in the sandbox. */
-	AGENT_READY = 950,	/* agent: started, its worker too */
-	AGENT_REQUEST,		/* launcher: {"op", ...} */
-	AGENT_REPLY,		/* agent: one per request */
-	AGENT_CANCEL,		/* launcher: end the request in progress */
-
-	/* The kubernetes helper <-> its claim keeper (runnerd/claim.c). */
-	CLAIM_SEED = 980,	/* helper: the run request */
-	CLAIM_COLLECT,		/* helper: {"request", "result"} */
-	CLAIM_REPLY,		/* keeper: see runnerd/claim.c */
+#define MSG_ENUM(sym, num, fd, name)	sym = num,
+	MSG_TYPES(MSG_ENUM)
+#undef MSG_ENUM
 };
 
 struct msg_hdr {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cjson.h"
 #include "event.h"
 #include "grant.h"
 #include "log.h"
@@ -79,6 +80,44 @@ conn_send(struct conn *c, uint32_t type, uint64_t reqid, int fd,
 	return 0;
 }
 
+/* Sends j (which it takes, with fd) as one compact JSON payload. */
+int
+conn_send_json(struct conn *c, uint32_t type, uint64_t reqid, int fd,
+    json_t *j)
+{
+	json_free_t jfree;
+	char *text;
+	int r;
+
+	text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (text == NULL) {
+		if (fd != -1)
+			close(fd);
+		return conn_error(c, reqid, ERR_INTERNAL, "out of memory");
+	}
+	r = conn_send(c, type, reqid, fd, text, strlen(text));
+	/* jansson's own free: brokerd's wipes what it frees. */
+	json_get_alloc_funcs(NULL, &jfree);
+	jfree(text);
+	return r;
+}
+
+/* A streamed reply: each element of a (which it takes) as type, then end. */
+int
+conn_send_stream(struct conn *c, uint32_t type, uint32_t end, uint64_t reqid,
+    json_t *a)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(a, i, e)
+		if (conn_send_json(c, type, reqid, -1, json_incref(e)) == -1)
+			break;
+	json_decref(a);
+	return conn_send(c, end, reqid, -1, NULL, 0);
+}
+
 int
 conn_error(struct conn *c, uint64_t reqid, int code, const char *fmt, ...)
 {
@@ -95,17 +134,107 @@ conn_error(struct conn *c, uint64_t reqid, int code, const char *fmt, ...)
 }
 
 static int
-answer_ping(struct conn *c, struct msg *m)
+answer_ping(struct conn *c, struct msg *m, json_t *j)
 {
 	struct msg_pong p;
 
-	if (m->len != 0)
-		return -1;
+	(void)j;
 	memset(&p, 0, sizeof(p));
 	strlcpy(p.proc, procname, sizeof(p.proc));
 	p.pid = (uint32_t)getpid();
 	p.version = PROTO_VERSION;
 	return conn_send(c, MSG_PONG, m->hdr.reqid, -1, &p, sizeof(p));
+}
+
+static const struct msg_rule ping_rule = {
+	MSG_PING, PAYLOAD_NONE, 0, 0, NULL, answer_ping
+};
+
+static const struct msg_rule *
+rule_find(const struct listener *l, uint32_t type)
+{
+	const struct msg_rule *r;
+
+	if (type == MSG_PING)
+		return &ping_rule;
+	for (r = l->rules; r->handler != NULL; r++)
+		if (r->type == type)
+			return r;
+	return NULL;
+}
+
+/* The payload as rule r wants it: 0 with *j set, or -1 with why. */
+static int
+payload_get(const struct msg_rule *r, const struct msg *m, json_t **j,
+    char *why, size_t whylen)
+{
+	*j = NULL;
+	switch (r->payload) {
+	case PAYLOAD_NONE:
+		if (m->len == 0)
+			return 0;
+		snprintf(why, whylen, "no payload expected");
+		return -1;
+	case PAYLOAD_FIXED:
+		if (m->len == r->size)
+			return 0;
+		snprintf(why, whylen, "expected %zu bytes", r->size);
+		return -1;
+	case PAYLOAD_JSON_OPT:
+		if (m->len == 0)
+			return 0;
+		/* FALLTHROUGH */
+	case PAYLOAD_JSON:
+		if ((*j = cjson_parse(m->data, m->len, why, whylen)) == NULL)
+			return -1;
+		if (json_is_object(*j))
+			return 0;
+		json_decref(*j);
+		*j = NULL;
+		snprintf(why, whylen, "expected an object");
+		return -1;
+	}
+	return -1;
+}
+
+/*
+ * m against the listener's rules, then to its handler.  A message no
+ * rule admits is refused and the peer may go on: a client that speaks
+ * a newer protocol learns what this daemon does not serve.
+ */
+static int
+conn_dispatch(struct conn *c, struct msg *m)
+{
+	const struct msg_rule *r;
+	const char *name = msg_type_name(m->hdr.type);
+	char why[200], err[128];
+	json_t *j;
+	int ret;
+
+	if ((r = rule_find(c->l, m->hdr.type)) == NULL)
+		snprintf(why, sizeof(why), "unexpected %s", name);
+	else if (r->acl != NULL && !acl_allows(r->acl, c->cred.uid,
+	    c->cred.groups, c->cred.ngroups)) {
+		log_warnx("%s: peer %u uid %u: %s denied", c->l->name, c->id,
+		    (unsigned)c->cred.uid, name);
+		if (m->fd != -1)
+			close(m->fd);
+		return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: not "
+		    "allowed for uid %u", name, (unsigned)c->cred.uid);
+	} else if (m->fd != -1 && !r->fd)
+		snprintf(why, sizeof(why), "%s: unexpected descriptor", name);
+	else if (payload_get(r, m, &j, err, sizeof(err)) == -1)
+		snprintf(why, sizeof(why), "%s: %s", name, err);
+	else {
+		ret = r->handler(c, m, j);
+		json_decref(j);
+		return ret;
+	}
+	log_warnx("%s: peer %u (pid %d): %s", c->l->name, c->id,
+	    (int)c->cred.pid, why);
+	if (m->fd != -1)
+		close(m->fd);
+	return conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s", why);
 }
 
 static void
@@ -136,13 +265,7 @@ conn_event(int fd, short revents, void *arg)
 			return;
 		}
 		while ((r = channel_get(&c->ch, &m)) == 1) {
-			if (m.hdr.type == MSG_PING)
-				r = answer_ping(c, &m);
-			else
-				r = c->l->dispatch(c, &m);
-			if (m.fd != -1 && r == -1)
-				close(m.fd);
-			if (r == -1) {
+			if ((r = conn_dispatch(c, &m)) == -1) {
 				log_warnx("%s: peer %u (pid %d): bad %s "
 				    "message, dropped", c->l->name, c->id,
 				    (int)c->cred.pid, msg_type_name(m.hdr.type));

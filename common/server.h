@@ -1,8 +1,11 @@
 /*
  * A daemon's listening sockets and their connections.  Each listener
- * names the peers it admits (SO_PEERCRED against an ACL) and the
- * dispatch function for its channel; PING is answered here for all.
- * A garbled or oversized frame drops that connection only.
+ * names the peers it admits (SO_PEERCRED against an ACL) and a rule per
+ * message type it accepts; PING is answered here for all.  The server
+ * enforces the rules, so a handler sees only what its rule allows: a
+ * message breaking one, or of a type the listener does not list, is
+ * answered ERR_BADMSG and the connection stays.  A garbled or oversized
+ * frame drops that connection only.
  */
 #ifndef AS_SERVER_H
 #define AS_SERVER_H
@@ -10,6 +13,7 @@
 #include <sys/queue.h>
 #include <limits.h>
 #include <stdint.h>
+#include <jansson.h>
 
 #include "config.h"
 #include "frame.h"
@@ -17,13 +21,33 @@
 
 struct conn;
 
+enum msg_payload {
+	PAYLOAD_NONE,		/* empty */
+	PAYLOAD_JSON,		/* a JSON object */
+	PAYLOAD_JSON_OPT,	/* a JSON object, or empty (handler gets NULL) */
+	PAYLOAD_FIXED,		/* exactly size bytes */
+};
+
+struct msg_rule {
+	uint32_t		 type;
+	enum msg_payload	 payload;
+	size_t			 size;		/* PAYLOAD_FIXED */
+	int			 fd;		/* a descriptor may come along */
+	const struct peer_acl	*acl;		/* NULL: all the listener admits */
+	/*
+	 * The parsed payload is borrowed (NULL unless JSON); a descriptor
+	 * is the handler's.  0 to go on, -1 to drop the connection.
+	 */
+	int			(*handler)(struct conn *, struct msg *,
+				    json_t *);
+};
+
 struct listener {
 	const char		*name;		/* e.g. "runner.sock" */
 	const char		*owner;		/* the daemon's user: owns it */
 	const struct peer_acl	*acl;
 	size_t			 maxconns;
-	/* 0 to go on, -1 to drop the connection */
-	int			(*dispatch)(struct conn *, struct msg *);
+	const struct msg_rule	*rules;		/* ends with a NULL handler */
 	void			(*closed)(struct conn *);
 	int			 fd;
 	char			 path[PATH_MAX];
@@ -44,6 +68,9 @@ int	 server_listen(const struct as_config *, struct listener *);
 void	 server_close_all(void);
 int	 conn_send(struct conn *, uint32_t, uint64_t, int, const void *,
 	    size_t);
+int	 conn_send_json(struct conn *, uint32_t, uint64_t, int, json_t *);
+int	 conn_send_stream(struct conn *, uint32_t, uint32_t, uint64_t,
+	    json_t *);
 int	 conn_error(struct conn *, uint64_t, int, const char *, ...)
 	    __attribute__((format(printf, 4, 5)));
 void	 conn_drop(struct conn *);

@@ -780,26 +780,23 @@ requested(void *arg, json_t *reply, int fd, const char *why)
 	call_refuse(k, "tool.failed", err);
 }
 
+/* call: the parsed TOOL_CALL, borrowed. */
 void
-call_start(struct conn *c, struct msg *m)
+call_start(struct conn *c, struct msg *m, json_t *call)
 {
-	json_t *call, *args;
+	json_t *args;
 	struct call *k;
 	const char *tool;
 
-	if ((call = cjson_parse(m->data, m->len, NULL, 0)) == NULL ||
-	    !json_is_object(call) ||
-	    (tool = json_string_value(json_object_get(call, "tool"))) ==
+	if ((tool = json_string_value(json_object_get(call, "tool"))) ==
 	    NULL) {
 		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
-		json_decref(call);
 		return;
 	}
 	/* mcpd makes the ids: a repeat is its error, and no new call. */
 	if (call_find(m->hdr.reqid) != NULL) {
 		conn_error(c, m->hdr.reqid, ERR_BADMSG, "request id already "
 		    "in use");
-		json_decref(call);
 		return;
 	}
 	args = json_object_get(call, "arguments");
@@ -815,7 +812,6 @@ call_start(struct conn *c, struct msg *m)
 	TAILQ_INSERT_TAIL(&calls, k, entry);
 	audit_post("tool.request", k->id, json_pack("{s:s, s:O*}", "tool",
 	    tool, "arguments", args), requested, k);
-	json_decref(call);
 }
 
 const char *

@@ -14,12 +14,34 @@
 #include "sandbox.h"
 #include "tools.h"
 
+static int
+mcpd_tool_call(struct conn *c, struct msg *m, json_t *j)
+{
+	call_start(c, m, j);
+	return 0;
+}
+
+static int
+mcpd_tool_cancel(struct conn *c, struct msg *m, json_t *j)
+{
+	(void)j;
+	call_cancel(c, m->hdr.reqid);
+	return 0;
+}
+
+/* What mcpd may send on runner.sock. */
+static const struct msg_rule mcpd_rules[] = {
+	{ MSG_TOOL_CALL, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_call },
+	{ MSG_TOOL_CANCEL, PAYLOAD_NONE, 0, 0, NULL, mcpd_tool_cancel },
+	{ 0, 0, 0, 0, NULL, NULL }
+};
+
 static struct listener	 runner_listener = {
 	.name = "runner.sock",
 	.owner = runnerd_conf.runnerd.user,
 	.acl = &runnerd_conf.runnerd.peers,
-	.dispatch = runnerd_dispatch_mcpd,
-	.closed = runnerd_closed_mcpd,
+	.rules = mcpd_rules,
+	.closed = call_conn_closed,
 };
 
 /* Operators, through runnerctl: files into and out of any session. */
@@ -28,33 +50,8 @@ static struct listener	 control_listener = {
 	.owner = runnerd_conf.runnerd.user,
 	.acl = &runnerd_conf.runnerd.operators,
 	.maxconns = 32,
-	.dispatch = runnerd_dispatch_control,
+	.rules = runnerd_control_rules,
 };
-
-int
-runnerd_dispatch_mcpd(struct conn *c, struct msg *m)
-{
-	if (m->fd != -1)
-		return -1;
-	switch (m->hdr.type) {
-	case MSG_TOOL_CALL:
-		call_start(c, m);
-		return 0;
-	case MSG_TOOL_CANCEL:
-		if (m->len != 0)
-			return -1;
-		call_cancel(c, m->hdr.reqid);
-		return 0;
-	}
-	log_warnx("runner.sock: unexpected %s", msg_type_name(m->hdr.type));
-	return -1;
-}
-
-void
-runnerd_closed_mcpd(struct conn *c)
-{
-	call_conn_closed(c);
-}
 
 int
 main(int argc, char *argv[])

@@ -11,9 +11,6 @@
 extern struct as_config		 runnerd_conf;
 extern const struct backend	*runnerd_backend;
 
-int	runnerd_dispatch_mcpd(struct conn *, struct msg *);
-void	runnerd_closed_mcpd(struct conn *);
-
 /* What a call runs; terraform_apply is two calls, before and after a person. */
 enum call_kind {
 	CALL_SHELL,		/* run_shell */
@@ -74,7 +71,7 @@ struct call {
 };
 
 /* call.c */
-void	call_start(struct conn *, struct msg *);
+void	call_start(struct conn *, struct msg *, json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_finish(struct call *, json_t *, json_t *);
@@ -125,7 +122,7 @@ int	session_operator(uint32_t, uint64_t, uid_t, const char *, json_t *,
 json_t	*session_list(void);
 
 /* control.c: runner-control.sock, the operators' runnerctl */
-int	runnerd_dispatch_control(struct conn *, struct msg *);
+extern const struct msg_rule runnerd_control_rules[];
 void	control_reply(uint32_t, uint64_t, json_t *, const char *);
 
 #endif

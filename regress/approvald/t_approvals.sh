@@ -236,8 +236,8 @@ approvalctl_body()
 	atf_check -o match:"\"approval_id\":\"$id\".*\"state\":\"pending\"" \
 	    -o match:"\"approval_id\":\"$id\".*\"state\":\"approved\"" cat watch.out
 	atf_check -s exit:1 -e match:"approval apr-nope is unknown" $CTL show apr-nope
-	# A request control.sock does not know is denied; the peer stays.
-	atf_check -o match:"ERROR 1 APPROVAL_SPEND: denied" $CLIENT call \
+	# A request control.sock does not list is refused; the peer stays.
+	atf_check -o match:"ERROR 2 unexpected APPROVAL_SPEND" $CLIENT call \
 	    run/control.sock APPROVAL_SPEND '{}'
 	as_stop
 	# Not an operator: control.sock refuses the peer.

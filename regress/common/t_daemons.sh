@@ -7,6 +7,23 @@
 SERVERS="auditd approvald brokerd runnerd"
 SOCKETS="audit.sock approval.sock control.sock broker.sock runner.sock"
 
+# Each daemon's open descriptors now, and a check that they are as many.
+fds_count()
+{
+	while read -r pid d; do
+		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
+	done < pids
+}
+
+fds_check()
+{
+	while read -r pid n; do
+		now=$(ls /proc/$pid/fd | wc -l)
+		[ "$now" -eq "$n" ] ||
+		    atf_fail "pid $pid had $n descriptors, now $now"
+	done < before
+}
+
 atf_test_case start_ping_stop cleanup
 start_ping_stop_head()
 {
@@ -142,9 +159,7 @@ no_fd_leaks_body()
 {
 	as_conf
 	as_start $SERVERS
-	while read -r pid d; do
-		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
-	done < pids
+	fds_count
 	for s in $SOCKETS; do
 		i=0
 		while [ $i -lt 40 ]; do
@@ -154,11 +169,7 @@ no_fd_leaks_body()
 		done
 	done
 	sleep 0.2
-	while read -r pid n; do
-		now=$(ls /proc/$pid/fd | wc -l)
-		[ "$now" -eq "$n" ] ||
-		    atf_fail "pid $pid had $n descriptors, now $now"
-	done < before
+	fds_check
 	as_stop
 }
 no_fd_leaks_cleanup()
@@ -197,9 +208,7 @@ fd_frames_body()
 	AS_RUNNERD_EXTRA="  operators: { users: [$(id -u)] }"
 	as_conf
 	as_start $SERVERS
-	while read -r pid d; do
-		echo "$pid $(ls /proc/$pid/fd | wc -l)" >> before
-	done < pids
+	fds_count
 	# PING everywhere, and each socket's own first request type.
 	for st in audit.sock:500 approval.sock:200 control.sock:300 \
 	    broker.sock:400 runner.sock:100 runner-control.sock:600; do
@@ -210,11 +219,7 @@ fd_frames_body()
 		done
 		atf_check -o match:"^PONG " "$FRAMETOOL" ping "$AS_RUN/$s"
 	done
-	while read -r pid n; do
-		now=$(ls /proc/$pid/fd | wc -l)
-		[ "$now" -eq "$n" ] ||
-		    atf_fail "pid $pid had $n descriptors, now $now"
-	done < before
+	fds_check
 	if grep -v " answered 0 dropped 200$" sent; then
 		atf_fail "a connection survived a descriptor"
 	fi
@@ -223,6 +228,27 @@ fd_frames_body()
 	as_stop
 }
 fd_frames_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case listener_rules cleanup
+listener_rules_head()
+{
+	atf_set "descr" "an unlisted type, a wrong payload and an unexpected descriptor are answered ERR_BADMSG; the connection stays"
+}
+listener_rules_body()
+{
+	AS_RUNNERD_EXTRA="  operators: { users: [$(id -u)] }"
+	as_conf
+	as_start $SERVERS
+	fds_count
+	atf_check python3 "$(atf_get_srcdir)/badmsg.py" "$AS_RUN"
+	# The descriptors that came with refused frames were closed.
+	fds_check
+	as_stop
+}
+listener_rules_cleanup()
 {
 	as_kill_all
 }
@@ -236,4 +262,5 @@ atf_init_test_cases()
 	atf_add_test_case no_fd_leaks
 	atf_add_test_case inherited_fds
 	atf_add_test_case fd_frames
+	atf_add_test_case listener_rules
 }

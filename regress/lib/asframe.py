@@ -21,7 +21,8 @@ MSGF_FD = 0x0001
 ERROR = struct.Struct("<i256s")
 PONG = struct.Struct("<16sII")
 
-# enum msg_type, without the MSG_ prefix.
+# common/proto.h's MSG_TYPES, by name (msg_type_name()); regress/common's
+# t_proto checks that the two agree.
 TYPES = {
     "NONE": 0, "PING": 1, "PONG": 2, "ERROR": 3,
     "TOOL_CALL": 100, "TOOL_CANCEL": 101, "TOOL_PROGRESS": 102,
@@ -37,13 +38,30 @@ TYPES = {
     "AUDIT_ROTATE": 506, "AUDIT_STATS": 507,
     "RCTL_SESSIONS": 600, "RCTL_PUT": 601, "RCTL_GET": 602,
     "RCTL_ENTRY": 603, "RCTL_END": 604,
+    "LMSG_RUN": 900, "LMSG_KILL": 901, "LMSG_DONE": 902, "LMSG_SWEPT": 903,
+    "LMSG_EGRESS_SOCKET": 904, "LMSG_SESSION_OPEN": 905,
+    "LMSG_SESSION_CALL": 906, "LMSG_SESSION_CANCEL": 907,
+    "LMSG_SESSION_CLOSE": 908, "LMSG_SESSION_READY": 909,
+    "LMSG_SESSION_REPLY": 910, "LMSG_SESSION_ENDED": 911,
+    "AGENT_READY": 950, "AGENT_REQUEST": 951, "AGENT_REPLY": 952,
+    "AGENT_CANCEL": 953,
+    "CLAIM_SEED": 980, "CLAIM_COLLECT": 981, "CLAIM_REPLY": 982,
 }
 NAMES = {v: k for k, v in TYPES.items()}
-# MSG_PING and the rest, under their names in proto.h, from the one table.
-globals().update({"MSG_" + k: v for k, v in TYPES.items()})
+# runnerd's internal groups keep their prefix in the name.
+INTERNAL = ("LMSG_", "AGENT_", "CLAIM_")
+
+
+def symbol(name):
+    """The name's symbol in proto.h: MSG_PING for PING."""
+    return name if name.startswith(INTERNAL) else "MSG_" + name
+
+
+# MSG_PING and the rest, under their symbols in proto.h.
+globals().update({symbol(k): v for k, v in TYPES.items()})
 
 # msg_error codes
-ERR_DENIED, ERR_BADMSG, ERR_INTERNAL, ERR_UNAVAIL = 1, 2, 3, 4
+ERR_DENIED, ERR_BADMSG, ERR_INTERNAL, ERR_UNAVAIL, ERR_NOSPACE = 1, 2, 3, 4, 5
 
 
 def type_name(mtype):

@@ -13,6 +13,8 @@
  *                                     descriptor of /dev/null, each on a
  *                                     new connection; prints how many the
  *                                     daemon answered and how many dropped
+ *   frametool types                   proto.h's list of message types,
+ *                                     "SYMBOL NUMBER NAME" a line
  *
  * Exit status: 0 as described, 2 if the daemon answered MSG_ERROR,
  * 1 on anything else.
@@ -191,12 +193,23 @@ run(struct channel *chp, int argc, char *argv[])
 	return 1;
 }
 
+static int
+print_types(void)
+{
+#define MSG_PRINT(sym, num, fd, name)	printf("%s %u %s\n", #sym, num, name);
+	MSG_TYPES(MSG_PRINT)
+#undef MSG_PRINT
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct channel ch;
 	int fd, r;
 
+	if (argc == 2 && strcmp(argv[1], "types") == 0)
+		return print_types();
 	if (argc < 3) {
 		fprintf(stderr, "usage: frametool command socket [args]\n");
 		return 1;

@@ -19,7 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from asframe import (MSG_ERROR, MSG_PING, MSG_PONG, ERR_DENIED,  # noqa: E402
+from asframe import (MSG_ERROR, MSG_PING, MSG_PONG, ERR_BADMSG,  # noqa: E402
                      MSG_RCTL_SESSIONS, error_unpack, pack, recv_frame)
 from sesscall import Client  # noqa: E402
 
@@ -203,7 +203,7 @@ def check_refuse(ctl, nobody):
     expect(shell(c, sid, "test -e big || echo none").strip() == "none",
            "the big put landed")
 
-    # An unknown request is denied; the connection stays.
+    # A request the socket does not list is refused; the connection stays.
     path = os.path.join(os.path.dirname(SOCK), "runner-control.sock")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(path)
@@ -211,10 +211,11 @@ def check_refuse(ctl, nobody):
         s.sendall(pack(mtype, 7, b"{}"))
         mt, rid, data, _ = recv_frame(s)
         code, why = error_unpack(data)
-        expect(mt == MSG_ERROR and rid == 7 and code == ERR_DENIED and
-               "denied" in why, "type %d: denied" % mtype, (mt, code, why))
+        expect(mt == MSG_ERROR and rid == 7 and code == ERR_BADMSG and
+               why.startswith("unexpected "), "type %d: unexpected" % mtype,
+               (mt, code, why))
     s.sendall(pack(MSG_PING, 8))
-    expect(recv_frame(s)[0] == MSG_PONG, "the connection after a denial")
+    expect(recv_frame(s)[0] == MSG_PONG, "the connection after a refusal")
     s.close()
     c.close()
 
