@@ -58,6 +58,7 @@ msg_type_name(uint32_t type)
 	case LMSG_SESSION_READY: return "LMSG_SESSION_READY";
 	case LMSG_SESSION_REPLY: return "LMSG_SESSION_REPLY";
 	case LMSG_SESSION_ENDED: return "LMSG_SESSION_ENDED";
+	case LMSG_JOURNAL_DONE: return "LMSG_JOURNAL_DONE";
 	case AGENT_READY: return "AGENT_READY";
 	case AGENT_REQUEST: return "AGENT_REQUEST";
 	case AGENT_REPLY: return "AGENT_REPLY";

@@ -81,7 +81,8 @@ enum msg_type {
 	LMSG_RUN = 900,		/* engine: JSON sbx_request; fd: credential */
 	LMSG_KILL,		/* engine: payload none; reqid names it */
 	LMSG_DONE,		/* launcher: JSON result (see backend.h) */
-	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...]} */
+	LMSG_SWEPT,		/* launcher: JSON {"sandboxes": [...],
+				   "journal"?: [...]}, once, at start */
 	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
 				   in the sandbox's network namespace */
 	/* Sessions: reqid is the session's key, payloads JSON. */
@@ -92,6 +93,8 @@ enum msg_type {
 	LMSG_SESSION_READY,	/* launcher: {"container", "warm", "start_ms"} */
 	LMSG_SESSION_REPLY,	/* launcher: the agent's reply, an object */
 	LMSG_SESSION_ENDED,	/* launcher: {"reason"}; the key is free */
+	LMSG_JOURNAL_DONE,	/* engine: none; LMSG_SWEPT's journal is
+				   recorded, the launcher removes it */
 
 	/* launcher <-> the session agent (session-agent.py) in the sandbox. */
 	AGENT_READY = 950,	/* agent: started, its worker too */

@@ -165,6 +165,8 @@ refuse(uint32_t connid, uint64_t id, const char *event, const char *why)
 	if (event != NULL && audit_emit(event, id, json_pack("{s:s}",
 	    "reason", why)) == -1)
 		why = "audit log unavailable";
+	else if (event != NULL)
+		trail_end(id);
 	snprintf(text, sizeof(text), "%s", why);
 	send_result(connid, id, text_result(1, text, NULL));
 }
@@ -297,8 +299,10 @@ call_finish(struct call *k, json_t *res, json_t *audit)
 		free(text);
 		refuse(k->conn, k->id, NULL,
 		    "audit log unavailable: the result is withheld");
-	} else
+	} else {
+		trail_end(k->id);
 		send_text(k->conn, k->id, text);
+	}
 	json_decref(res);
 	json_decref(audit);
 	call_free(k);
@@ -403,8 +407,10 @@ approval_gate(uint32_t connid, uint64_t id, const char *tool, json_t *args)
 	    aid)) == -1)
 		refuse(connid, id, NULL, "audit log unavailable: nothing was "
 		    "run");
-	else
+	else {
+		trail_end(id);
 		send_result(connid, id, text_result(1, text, NULL));
+	}
 	free(text);
 	json_decref(reply);
 	return -1;
@@ -680,6 +686,7 @@ call_start(struct conn *c, struct msg *m)
 		    "audit log unavailable: nothing was run");
 		goto out;
 	}
+	trail_begin(m->hdr.reqid, tool);
 	if (call_find(m->hdr.reqid) != NULL ||
 	    waiter_find(m->hdr.reqid) != NULL) {
 		refuse(c->id, m->hdr.reqid, "tool.failed",
@@ -817,8 +824,10 @@ call_done(uint64_t id, json_t *r)
 		free(text);
 		refuse(k->conn, id, NULL,
 		    "audit log unavailable: the result is withheld");
-	} else
+	} else {
+		trail_end(id);
 		send_text(k->conn, id, text);
+	}
 	json_decref(res);
 	call_free(k);
 }
@@ -861,7 +870,7 @@ call_conn_closed(struct conn *c)
 	session_conn_closed(c->id);
 }
 
-void
+int
 call_swept(json_t *j)
 {
 	json_t *v;
@@ -876,4 +885,5 @@ call_swept(json_t *j)
 			log_warnx("sweep of %s not recorded",
 			    json_string_value(v));
 	}
+	return trail_restart(json_object_get(j, "journal"));
 }
