@@ -278,9 +278,9 @@ trail_restart(json_t *journal)
 		if (restart_failed(left_ids.v[i]) == -1)
 			r = -1;
 	if (left_ids.n > 0 || json_array_size(journal) > 0)
-		log_info("restart: %zu sandboxes swept, %zu calls ended%s",
-		    json_array_size(journal), left_ids.n, r == -1 ?
-		    ", not all of it recorded" : "");
+		log_info("restart: %zu sandboxes swept, %zu calls left open "
+		    "ended%s", json_array_size(journal), left_ids.n, r == -1 ?
+		    "; not all of it is recorded" : "");
 	ids_free(&left_ids);
 	ids_free(&known_ids);
 	return r;
