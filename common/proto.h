@@ -86,7 +86,7 @@ enum msg_type {
 	LMSG_EGRESS_SOCKET,	/* runsc's child -> proxy: fd, the listener
 				   in the sandbox's network namespace */
 	/* Sessions: reqid is the session's key, payloads JSON. */
-	LMSG_SESSION_OPEN,	/* engine: {} */
+	LMSG_SESSION_OPEN,	/* engine: {"origin", "session_id"} */
 	LMSG_SESSION_CALL,	/* engine: the agent's request */
 	LMSG_SESSION_CANCEL,	/* engine: none */
 	LMSG_SESSION_CLOSE,	/* engine: none */

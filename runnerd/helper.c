@@ -69,8 +69,7 @@ helper_dispatch(const struct msg *m)
 		if (swept_cb(j) == 0 && json_object_get(j, "journal") != NULL &&
 		    helper_send(LMSG_JOURNAL_DONE, 0, -1, NULL) == -1)
 			log_warn("%s: journal", helper_name);
-	}
-	else
+	} else
 		session_cb(ev, m->hdr.reqid, j);
 	json_decref(j);
 }

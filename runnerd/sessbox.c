@@ -402,12 +402,10 @@ session_open(uint64_t key, const uint8_t *data, size_t len)
 	j = json_loadb((const char *)data, len, 0, NULL);
 	sid = json_string_value(json_object_get(j, "session_id"));
 	rid = json_string_value(json_object_get(j, "origin"));
+	/* The engine sent it: another shape means the two disagree. */
 	if (rid == NULL || reqid_parse(rid, &origin) == -1 || sid == NULL ||
-	    strlen(sid) >= SESSION_ID_LEN) {
-		json_decref(j);
-		ended_send(key, "bad session request");
-		return;
-	}
+	    strlen(sid) >= SESSION_ID_LEN)
+		fatalx("launcher: bad LMSG_SESSION_OPEN");
 	if (key == 0 || sess_find(key) != NULL) {
 		json_decref(j);
 		ended_send(key, "session key in use");
