@@ -13,23 +13,19 @@
 #include "log.h"
 #include "sock.h"
 
-#define WRITER_LEN	96
 
 static char		 audit_path[PATH_MAX];
 static const char	*audit_proc = "?";
 static int		 audit_timeout_ms;
 static struct channel	 audit_ch = { .fd = -1 };
 
-/* Who writes (name:pid:random) and the seq of its last event. */
-static char		 audit_writer[WRITER_LEN];
-static pid_t		 audit_writer_pid;
-static uint64_t		 audit_seq;
+/* audit_emit()'s writer; one with a channel of its own has another. */
+static struct audit_writer emit_writer;
 
 int
 audit_init(const struct as_config *conf, const char *procname)
 {
 	audit_proc = procname;
-	audit_writer_pid = 0;
 	audit_timeout_ms = (int)conf->auditd.ack_timeout * 1000;
 	return config_socket_path(conf, "audit.sock", audit_path,
 	    sizeof(audit_path));
@@ -40,37 +36,41 @@ audit_init(const struct as_config *conf, const char *procname)
  * restarted process from its predecessor with a reused pid.
  */
 static void
-writer_new(void)
+writer_new(struct audit_writer *w)
 {
 	uint64_t r;
 
 	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 		fatal("getrandom");
-	audit_writer_pid = getpid();
-	snprintf(audit_writer, sizeof(audit_writer), "%s:%d:%016" PRIx64,
-	    audit_proc, (int)audit_writer_pid, r);
-	audit_seq = 0;
+	w->pid = getpid();
+	snprintf(w->name, sizeof(w->name), "%s:%d:%016" PRIx64, audit_proc,
+	    (int)w->pid, r);
+	w->seq = 0;
 }
 
 /*
- * One event as auditd takes it; takes the reference to fields.  Each
- * call uses up a seq, so that a resend of the text is known as one.
+ * One event as auditd takes it, from writer w; takes the reference to
+ * fields.  Each call uses up a seq, so that a resend of the text is
+ * known as one.  auditd holds a seq not above the last one it wrote as
+ * a resend: each writer's events must reach it in order, on one
+ * channel, so a second channel needs a writer of its own.
  */
 char *
-audit_payload(const char *event, uint64_t reqid, json_t *fields)
+audit_payload_by(struct audit_writer *w, const char *event, uint64_t reqid,
+    json_t *fields)
 {
 	char rid[REQID_STR_LEN], *s, *payload;
 	json_free_t json_free;
 	json_t *ev;
 
 	/* A forked child writes under a name of its own. */
-	if (audit_writer_pid != getpid())
-		writer_new();
+	if (w->pid != getpid())
+		writer_new(w);
 	reqid_format(reqid, rid);
 	ev = json_pack("{s:s, s:s, s:s, s:o, s:s, s:I}", "event", event,
 	    "request_id", rid, "daemon", audit_proc, "fields",
-	    fields != NULL ? fields : json_object(), "writer", audit_writer,
-	    "seq", (json_int_t)++audit_seq);
+	    fields != NULL ? fields : json_object(), "writer", w->name,
+	    "seq", (json_int_t)++w->seq);
 	if (ev == NULL || (s = json_dumps(ev, JSON_COMPACT)) == NULL) {
 		json_decref(ev);
 		errno = ENOMEM;
@@ -84,6 +84,12 @@ audit_payload(const char *event, uint64_t reqid, json_t *fields)
 	if (payload == NULL)
 		errno = ENOMEM;
 	return payload;
+}
+
+char *
+audit_payload(const char *event, uint64_t reqid, json_t *fields)
+{
+	return audit_payload_by(&emit_writer, event, reqid, fields);
 }
 
 /*

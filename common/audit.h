@@ -11,6 +11,8 @@
 #ifndef AS_AUDIT_H
 #define AS_AUDIT_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 #include <jansson.h>
 
@@ -22,7 +24,16 @@ struct msg;
 
 int	 audit_init(const struct as_config *, const char *);
 int	 audit_emit(const char *, uint64_t, json_t *);
+/* One writer: its events reach auditd in order, on one channel. */
+struct audit_writer {
+	char		 name[96];	/* process:pid:random */
+	pid_t		 pid;
+	uint64_t	 seq;		/* its last event's */
+};
+
 char	*audit_payload(const char *, uint64_t, json_t *);
+char	*audit_payload_by(struct audit_writer *, const char *, uint64_t,
+	    json_t *);
 int	 audit_ack_check(const struct msg *, uint64_t);
 void	 reqid_format(uint64_t, char [REQID_STR_LEN]);
 int	 reqid_parse(const char *, uint64_t *);

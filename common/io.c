@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -43,4 +45,29 @@ read_full(int fd, void *buf, size_t len)
 		got += (size_t)n;
 	}
 	return (ssize_t)got;
+}
+
+/*
+ * A journal's complete lines: up to max bytes from fd, NUL-terminated
+ * and cut after the last newline, so that a line a crash cut short is
+ * dropped.  NULL when it cannot be read.
+ */
+char *
+read_lines(int fd, size_t max)
+{
+	char *buf, *last;
+	ssize_t n;
+
+	if ((buf = malloc(max + 1)) == NULL)
+		return NULL;
+	if ((n = read_full(fd, buf, max)) == -1) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if ((last = strrchr(buf, '\n')) != NULL)
+		last[1] = '\0';
+	else
+		buf[0] = '\0';
+	return buf;
 }

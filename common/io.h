@@ -7,5 +7,6 @@
 
 int	write_full(int, const void *, size_t);
 ssize_t	read_full(int, void *, size_t);
+char	*read_lines(int, size_t);
 
 #endif

@@ -100,12 +100,13 @@
 	X(LMSG_KILL,		901,	0, "LMSG_KILL")	/* engine: none */ \
 	/* launcher: JSON result (see backend.h) */			\
 	X(LMSG_DONE,		902,	0, "LMSG_DONE")			\
-	/* launcher: {"sandboxes": [...]} */				\
+	/* launcher, once, at start: {"sandboxes", "journal"?} */	\
 	X(LMSG_SWEPT,		903,	0, "LMSG_SWEPT")		\
 	/* runsc's child -> proxy: fd, the listener in the netns */	\
 	X(LMSG_EGRESS_SOCKET,	904,	1, "LMSG_EGRESS_SOCKET")	\
 	/* Sessions: reqid is the session's key, payloads JSON. */	\
-	X(LMSG_SESSION_OPEN,	905,	0, "LMSG_SESSION_OPEN")	/* engine: {} */ \
+	/* engine: {"origin", "session_id"} */				\
+	X(LMSG_SESSION_OPEN,	905,	0, "LMSG_SESSION_OPEN")		\
 	/* engine: the agent's request */				\
 	X(LMSG_SESSION_CALL,	906,	0, "LMSG_SESSION_CALL")		\
 	X(LMSG_SESSION_CANCEL,	907,	0, "LMSG_SESSION_CANCEL") /* engine */ \
@@ -116,6 +117,8 @@
 	X(LMSG_SESSION_REPLY,	910,	0, "LMSG_SESSION_REPLY")	\
 	/* launcher: {"reason"}; the key is free */			\
 	X(LMSG_SESSION_ENDED,	911,	0, "LMSG_SESSION_ENDED")	\
+	/* engine: none; LMSG_SWEPT's journal is recorded: remove it */	\
+	X(LMSG_JOURNAL_DONE,	912,	0, "LMSG_JOURNAL_DONE")		\
 	/* launcher <-> the session agent (session-agent.py), whose	\
 	   own copy of these numbers regress/common checks too. */	\
 	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: started */ \

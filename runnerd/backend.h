@@ -30,8 +30,14 @@ struct sbx_request {
  * "files" and, when status is failed, "error".
  */
 typedef void	(*sbx_done_cb)(uint64_t, json_t *);
-/* Leftovers removed at start-up: {"sandboxes": ["req-...", ...]}. */
-typedef void	(*sbx_swept_cb)(json_t *);
+/*
+ * Once, at start-up: the leftovers removed, {"sandboxes": ["req-...",
+ * ...]}, and with "journal" what the previous runnerd's helper tore
+ * down after it was gone ([{"request_id", "kind", "when",
+ * "session_id"?}]).  0 when all of it is recorded: the helper may then
+ * forget its journal.
+ */
+typedef int	(*sbx_swept_cb)(json_t *);
 
 /*
  * Sessions: a long-lived sandbox running the session agent, named by a
@@ -41,6 +47,8 @@ typedef void	(*sbx_swept_cb)(json_t *);
  * gone, after session_close or on its own, and frees the key.  A
  * backend without sessions leaves the session_* members NULL.
  */
+#define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
+
 enum sbx_session_event {
 	SBX_SESSION_READY,
 	SBX_SESSION_REPLY,
@@ -55,7 +63,8 @@ struct backend {
 			    sbx_swept_cb, sbx_session_cb);
 	int		(*start)(const struct sbx_request *);
 	void		(*kill)(uint64_t);
-	int		(*session_open)(uint64_t);
+	/* The key, the request that opens it and the session's id. */
+	int		(*session_open)(uint64_t, uint64_t, const char *);
 	int		(*session_call)(uint64_t, json_t *);
 	void		(*session_cancel)(uint64_t);
 	void		(*session_close)(uint64_t);

@@ -239,10 +239,12 @@ end_recorded(void *arg, json_t *reply, int fd, const char *why)
 
 	(void)fd;
 	json_decref(reply);
+	/* Unrecorded, it stays open in the trail: the next start ends it. */
 	if (why != NULL)
 		send_unrecorded(k, why);
 	else {
 		send_text(k, k->end_text);
+		trail_end(k->id);
 	}
 	call_free(k);
 }
@@ -757,6 +759,7 @@ requested(void *arg, json_t *reply, int fd, const char *why)
 		call_unrecorded(k, why);
 		return;
 	}
+	trail_begin(k->id, k->tool);
 	if ((idx = tool_index(k->tool)) == -1) {
 		call_refuse(k, "tool.failed", "unknown tool");
 		return;
@@ -999,7 +1002,7 @@ call_conn_closed(struct conn *c)
 	session_conn_closed(c->id);
 }
 
-void
+int
 call_swept(json_t *j)
 {
 	json_t *v;
@@ -1010,4 +1013,5 @@ call_swept(json_t *j)
 		if (reqid_parse(json_string_value(v), &id) == 0)
 			audit_post("sandbox.swept", id, json_pack("{s:s}",
 			    "backend", runnerd_backend->name), NULL, NULL);
+	return trail_restart(json_object_get(j, "journal"));
 }

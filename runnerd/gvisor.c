@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "backend.h"
 #include "launcher.h"
 #include "log.h"
@@ -65,9 +66,13 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 
 
 static int
-gvisor_session_open(uint64_t key)
+gvisor_session_open(uint64_t key, uint64_t origin, const char *id)
 {
-	return helper_send(LMSG_SESSION_OPEN, key, -1, json_object());
+	char rid[REQID_STR_LEN];
+
+	reqid_format(origin, rid);
+	return helper_send(LMSG_SESSION_OPEN, key, -1, json_pack("{s:s, s:s}",
+	    "origin", rid, "session_id", id));
 }
 
 static int

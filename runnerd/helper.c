@@ -65,9 +65,11 @@ helper_dispatch(const struct msg *m)
 		fatalx("%s: bad JSON", helper_name);
 	if (m->hdr.type == LMSG_DONE)
 		done_cb(m->hdr.reqid, j);
-	else if (m->hdr.type == LMSG_SWEPT)
-		swept_cb(j);
-	else
+	else if (m->hdr.type == LMSG_SWEPT) {
+		if (swept_cb(j) == 0 && json_object_get(j, "journal") != NULL &&
+		    helper_send(LMSG_JOURNAL_DONE, 0, -1, NULL) == -1)
+			log_warn("%s: journal", helper_name);
+	} else
 		session_cb(ev, m->hdr.reqid, j);
 	json_decref(j);
 }

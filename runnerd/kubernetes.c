@@ -380,8 +380,10 @@ kube_main(const struct as_config *c, int fd)
 		fatal("kubernetes helper: ev_add");
 	if (conf->kubernetes.pvc[0] != '\0')
 		claim_check(conf, &api);
-	if ((swept = kube_sweep(conf, &api)) != NULL)
-		engine_reply(LMSG_SWEPT, 0, swept);
+	/* Always sent: runnerd then ends the calls it left open. */
+	if ((swept = kube_sweep(conf, &api)) == NULL)
+		swept = json_pack("{s:[]}", "sandboxes");
+	engine_reply(LMSG_SWEPT, 0, swept);
 	/* Workers are forked from here: none may share a TLS connection. */
 	kube_disconnect(&api);
 	if (ev_loop() == -1)

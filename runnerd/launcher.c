@@ -560,7 +560,10 @@ engine_event(int fd, short revents, void *arg)
 				} else
 					sbx_start(m.hdr.reqid, m.data, m.len,
 					    m.fd);
-			} else if (m.hdr.type == LMSG_KILL && m.len == 0) {
+			} else if (m.hdr.type == LMSG_JOURNAL_DONE &&
+			    m.len == 0 && m.fd == -1)
+				journal_remove();
+			else if (m.hdr.type == LMSG_KILL && m.len == 0) {
 				if ((s = sbx_find(m.hdr.reqid)) != NULL)
 					sbx_kill(s, "killed");
 			} else if (m.hdr.type >= LMSG_SESSION_OPEN &&
@@ -608,7 +611,10 @@ launcher_signal(int sig, void *arg)
 		ev_break();
 }
 
-/* On the way out: kill what runs, wait for it, remove its traces. */
+/*
+ * On the way out: kill what runs, wait for it, remove its traces.  Its
+ * calls get no result: the journal tells the next runnerd.
+ */
 static void
 launcher_shutdown(void)
 {
@@ -616,6 +622,7 @@ launcher_shutdown(void)
 
 	sessbox_shutdown();
 	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
+		journal_note(s->id, NULL);
 		sbx_kill(s, "killed");
 		if (s->runsc > 0) {
 			kill(s->runsc, SIGKILL);
@@ -624,6 +631,7 @@ launcher_shutdown(void)
 		(void)sbx_cleanup(s);
 		sbx_free(s);
 	}
+	journal_sync();
 }
 
 void
@@ -631,10 +639,11 @@ launcher_main(const struct as_config *c, int fd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0 };
 	char path[PATH_MAX];
-	json_t *swept;
+	json_t *swept, *journal;
 
 	conf = c;
 	log_procinit("runnerd-launcher");
+	journal_lock(conf);
 	ev_init();
 	channel_init(&engine, fd);
 	if (ev_signals(sigs, launcher_signal, NULL) == -1)
@@ -644,8 +653,12 @@ launcher_main(const struct as_config *c, int fd)
 		fatal("mkdir %s", path);
 	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
 		fatal("rootfs %s", rootfs);
-	if ((swept = sweep(conf)) != NULL)
-		engine_send(LMSG_SWEPT, 0, swept);
+	/* Always sent: runnerd then ends the calls it left open. */
+	if ((swept = sweep(conf)) == NULL)
+		swept = json_pack("{s:[]}", "sandboxes");
+	if (swept != NULL && (journal = journal_read()) != NULL)
+		json_object_set_new(swept, "journal", journal);
+	engine_send(LMSG_SWEPT, 0, swept);
 	sessbox_init(conf, rootfs);
 	if (ev_add(fd, POLLIN | POLLOUT, engine_event, NULL) == -1)
 		fatal("launcher: ev_add");

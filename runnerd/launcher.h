@@ -95,6 +95,13 @@ void	 egress_init(const struct as_config *);
 pid_t	 egress_start(json_t *, int *);
 int	 egress_listen_here(int);
 
+/* launcher_journal.c: what was torn down after runnerd was gone */
+void	 journal_lock(const struct as_config *);
+json_t	*journal_read(void);
+void	 journal_note(uint64_t, const char *);
+void	 journal_sync(void);
+void	 journal_remove(void);
+
 /* sweep.c */
 int	 runsc_cmd(const struct as_config *, char *, size_t, ...)
 	    __attribute__((sentinel));

@@ -333,6 +333,9 @@ void
 audit_post(const char *event, uint64_t reqid, json_t *fields, peer_cb cb,
     void *arg)
 {
+	static struct audit_writer writer;
+
 	peer_send(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
-	    audit_payload(event, reqid, fields), MSG_AUDIT_ACK, cb, arg);
+	    audit_payload_by(&writer, event, reqid, fields), MSG_AUDIT_ACK,
+	    cb, arg);
 }

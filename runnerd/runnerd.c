@@ -71,10 +71,13 @@ main(int argc, char *argv[])
 	if ((fd = priv_state_dir(runnerd_conf.runnerd.state_dir,
 	    runnerd_conf.runnerd.user)) == -1)
 		fatal("%s", runnerd_conf.runnerd.state_dir);
-	close(fd);
 	peer_init();
 	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
 	    session_event);
+	if (trail_open(fd) == -1)
+		fatal("%s: the trail of open calls",
+		    runnerd_conf.runnerd.state_dir);
+	close(fd);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)
 		fatal("%s", runner_listener.name);
 	if (server_listen(&runnerd_conf, &control_listener) == -1)

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "event.h"
 #include "frame.h"
 #include "launcher.h"
@@ -36,6 +37,8 @@
 struct sess {
 	TAILQ_ENTRY(sess)	 entry;
 	uint64_t		 key;		/* 0: waiting in the pool */
+	uint64_t		 origin;	/* the request that opened it */
+	char			 session[SESSION_ID_LEN]; /* for the journal */
 	char			 cid[CONTAINER_ID_LEN];
 	char			 dir[PATH_MAX];
 	pid_t			 runsc;
@@ -386,13 +389,25 @@ ended_send(uint64_t key, const char *why)
 	engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s}", "reason", why));
 }
 
+/* LMSG_SESSION_OPEN: {"origin": "req-...", "session_id": "ses-..."}. */
 static void
-session_open(uint64_t key)
+session_open(uint64_t key, const uint8_t *data, size_t len)
 {
 	struct sess *s;
+	json_t *j;
+	const char *sid, *rid;
 	char why[256];
+	uint64_t origin;
 
+	j = json_loadb((const char *)data, len, 0, NULL);
+	sid = json_string_value(json_object_get(j, "session_id"));
+	rid = json_string_value(json_object_get(j, "origin"));
+	/* The engine sent it: another shape means the two disagree. */
+	if (rid == NULL || reqid_parse(rid, &origin) == -1 || sid == NULL ||
+	    strlen(sid) >= SESSION_ID_LEN)
+		fatalx("launcher: bad LMSG_SESSION_OPEN");
 	if (key == 0 || sess_find(key) != NULL) {
+		json_decref(j);
 		ended_send(key, "session key in use");
 		return;
 	}
@@ -401,8 +416,13 @@ session_open(uint64_t key)
 		s->claimed = ev_now_ms();
 		if (s->ready)
 			ready_send(s, 1);
-	} else if (sess_start(key, why, sizeof(why)) == NULL)
+	} else if ((s = sess_start(key, why, sizeof(why))) == NULL)
 		ended_send(key, why);
+	if (s != NULL) {
+		s->origin = origin;
+		strlcpy(s->session, sid, sizeof(s->session));
+	}
+	json_decref(j);
 	pool_refill();
 }
 
@@ -433,7 +453,7 @@ sessbox_message(uint32_t type, uint64_t key, const uint8_t *data, size_t len)
 
 	switch (type) {
 	case LMSG_SESSION_OPEN:
-		session_open(key);
+		session_open(key, data, len);
 		break;
 	case LMSG_SESSION_CALL:
 		session_call(key, data, len);
@@ -497,6 +517,8 @@ sessbox_shutdown(void)
 	struct sess *s;
 
 	while ((s = TAILQ_FIRST(&sesss)) != NULL) {
+		if (s->key != 0)
+			journal_note(s->origin, s->session);
 		cgroup_kill(s->cid);
 		if (s->runsc > 0) {
 			kill(s->runsc, SIGKILL);

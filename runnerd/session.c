@@ -28,7 +28,6 @@
 _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "key in a pointer");
 
 #define SESSION_PREFIX	"ses-"
-#define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
 #define REAP_MS		1000
 #define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
 #define PATH_RULE	"the path must be relative to the session workspace, " \
@@ -316,7 +315,8 @@ session_call(struct call *k)
 			    runnerd_conf.runnerd.sessions_max);
 		else {
 			s = session_new(k);
-			if (runnerd_backend->session_open(s->key) == -1) {
+			if (runnerd_backend->session_open(s->key, k->id,
+			    s->id) == -1) {
 				session_free(s);
 				call_refuse(k, "tool.failed",
 				    "cannot start a session");

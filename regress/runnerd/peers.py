@@ -7,7 +7,8 @@ is "allow" (or "deny" for --deny TOOL), with --egress host:port entries;
 brokerd issues engine "none", or with --secret a sealed memfd holding it
 (engine "test"); every audit event is acknowledged and appended, one
 JSON line each, to --events FILE.  --audit-fail makes auditd answer
-every event with MSG_ERROR, so runnerd must fail closed.
+every event with MSG_ERROR, so runnerd must fail closed.  --serve NAME
+(repeated) serves only those sockets, so that a test can stop one peer.
 """
 import argparse
 import fcntl
@@ -111,9 +112,11 @@ def main():
     p.add_argument("--working-dir-path",
                    help="a terraform call's resolved working directory")
     p.add_argument("--audit-fail", action="store_true")
+    p.add_argument("--serve", action="append",
+                   choices=("approval.sock", "broker.sock", "audit.sock"))
     opts = p.parse_args()
     servers = []
-    for name in ("approval.sock", "broker.sock", "audit.sock"):
+    for name in opts.serve or ("approval.sock", "broker.sock", "audit.sock"):
         path = os.path.join(opts.rundir, name)
         if os.path.exists(path):
             os.unlink(path)
