@@ -32,7 +32,6 @@
 #define VAULT_MAXRESP	(256 * 1024)
 #define VAULT_MAXTOKEN	1024
 #define RESP_CHUNK	4096
-#define RETRY_BASE_MS	200
 
 /* One API call and its attempts. */
 struct vreq {
@@ -254,7 +253,7 @@ vreq_done(struct vreq *r, CURLcode cc)
 		again = curl_retryable(cc, r->idempotent);
 	}
 	if (again && r->attempt + 1 < r->tries) {
-		(void)ev_timer(RETRY_BASE_MS << r->attempt, vreq_retry, r);
+		(void)ev_timer(VAULT_RETRY_BASE_MS << r->attempt, vreq_retry, r);
 		r->attempt++;
 		return;
 	}

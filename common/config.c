@@ -479,6 +479,14 @@ config_defaults(struct as_config *c)
 	c->auditd.ack_timeout = 5;
 }
 
+/* The longest a Vault request of brokerd's takes, retries and waits too. */
+static long
+vault_worst_ms(const struct brokerd_vault *v)
+{
+	return v->request_timeout * 1000 * (v->retries + 1) +
+	    VAULT_RETRY_BASE_MS * ((1L << v->retries) - 1);
+}
+
 /* 0, or -1 with "file:line: what" in err. */
 int
 config_load(const char *path, struct as_config *c, char *err, size_t errlen)
@@ -496,13 +504,13 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 	if (r == 0 && c->runtime_dir[0] != '/')
 		r = yerror(&e, root, "runtime_dir must be an absolute path");
 	/* A slow Vault fails in brokerd, which says why, not in runnerd. */
-	if (r == 0 && c->runnerd.peer_timeout <
-	    c->brokerd.vault.request_timeout * (c->brokerd.vault.retries + 1))
+	if (r == 0 && c->runnerd.peer_timeout * 1000 < vault_worst_ms(
+	    &c->brokerd.vault))
 		r = yerror(&e, root, "runnerd.peer_timeout (%ld s) must be at "
-		    "least brokerd.vault.request_timeout x (retries + 1) "
-		    "(%ld s)", c->runnerd.peer_timeout,
-		    c->brokerd.vault.request_timeout *
-		    (c->brokerd.vault.retries + 1));
+		    "least brokerd's longest Vault request, "
+		    "vault.request_timeout x (retries + 1) and the waits "
+		    "between them (%ld ms)", c->runnerd.peer_timeout,
+		    vault_worst_ms(&c->brokerd.vault));
 	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
 	    c->runnerd.terraform_mirror[0] != '/')
 		r = yerror(&e, root, "runnerd.terraform_mirror must be an "

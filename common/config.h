@@ -111,6 +111,9 @@ struct scope_table {
 	size_t		n;
 };
 
+/* brokerd waits this, doubled at each retry, before trying Vault again. */
+#define VAULT_RETRY_BASE_MS	200
+
 struct brokerd_vault {
 	char		addr[256];	/* https://host:port; "" = no Vault */
 	char		ca_file[PATH_MAX];	/* "" = the system's CAs */

@@ -103,6 +103,11 @@ ATF_TC_BODY(errors, tc)
 	expect_error("mcpd:\n  user: a\n  user: b\n", "c.yaml:3: duplicate key");
 	expect_error("mcpd: {\n", "c.yaml:2:");
 	expect_error("runtime_dir: relative\n", "runtime_dir must be an absolute");
+	/* 10 s x 3 tries and 200 + 400 ms between them: 30.6 s. */
+	expect_error("runnerd:\n  peer_timeout: 30s\n",
+	    "runnerd.peer_timeout (30 s) must be at least brokerd's longest "
+	    "Vault request, vault.request_timeout x (retries + 1) and the "
+	    "waits between them (30600 ms)");
 	expect_error("a: &x 1\nb: *x\n", "c.yaml:1: anchors are not supported");
 	expect_error("---\na: 1\n---\nb: 2\n", "only one document");
 }
