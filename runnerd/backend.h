@@ -37,7 +37,7 @@ typedef void	(*sbx_done_cb)(uint64_t, json_t *);
  * "session_id"?}]).  0 when all of it is recorded: the helper may then
  * forget its journal.
  */
-typedef int	(*sbx_swept_cb)(json_t *);
+typedef void	(*sbx_swept_cb)(json_t *);
 
 /*
  * Sessions: a long-lived sandbox running the session agent, named by a

@@ -1002,7 +1002,7 @@ call_conn_closed(struct conn *c)
 	session_conn_closed(c->id);
 }
 
-int
+void
 call_swept(json_t *j)
 {
 	json_t *v;
@@ -1013,5 +1013,5 @@ call_swept(json_t *j)
 		if (reqid_parse(json_string_value(v), &id) == 0)
 			audit_post("sandbox.swept", id, json_pack("{s:s}",
 			    "backend", runnerd_backend->name), NULL, NULL);
-	return trail_restart(json_object_get(j, "journal"));
+	trail_restart(json_object_get(j, "journal"));
 }

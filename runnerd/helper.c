@@ -65,11 +65,9 @@ helper_dispatch(const struct msg *m)
 		fatalx("%s: bad JSON", helper_name);
 	if (m->hdr.type == LMSG_DONE)
 		done_cb(m->hdr.reqid, j);
-	else if (m->hdr.type == LMSG_SWEPT) {
-		if (swept_cb(j) == 0 && json_object_get(j, "journal") != NULL &&
-		    helper_send(LMSG_JOURNAL_DONE, 0, -1, NULL) == -1)
-			log_warn("%s: journal", helper_name);
-	} else
+	else if (m->hdr.type == LMSG_SWEPT)
+		swept_cb(j);
+	else
 		session_cb(ev, m->hdr.reqid, j);
 	json_decref(j);
 }
@@ -186,6 +184,14 @@ helper_run(const struct sbx_request *r)
 		return -1;
 	}
 	return helper_send(LMSG_RUN, r->id, r->credfd, req);
+}
+
+/* The journal the helper left at start is recorded: it may go. */
+void
+helper_journal_recorded(void)
+{
+	if (helper_send(LMSG_JOURNAL_DONE, 0, -1, NULL) == -1)
+		log_warn("%s: journal", helper_name);
 }
 
 void

@@ -40,6 +40,7 @@ void	 helper_start(const char *, const struct as_config *,
 	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
 	    sbx_session_cb);
 int	 helper_send(uint32_t, uint64_t, int, json_t *);
+void	 helper_journal_recorded(void);
 int	 helper_run(const struct sbx_request *);
 void	 helper_kill(uint64_t);
 void	 helper_stop(void);

@@ -81,13 +81,13 @@ const char *status_text(const char *);
 void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
-int	call_swept(json_t *);
+void	call_swept(json_t *);
 
 /* trail.c: every call gets an end, also across a crash */
 int	trail_open(int);
 void	trail_begin(uint64_t, const char *);
 void	trail_end(uint64_t);
-int	trail_restart(json_t *);
+void	trail_restart(json_t *);
 
 /* peer.c: approvald, brokerd and auditd, never waited for */
 enum peer_id {

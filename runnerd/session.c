@@ -33,13 +33,21 @@ _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "key in a pointer");
 #define PATH_RULE	"the path must be relative to the session workspace, " \
 			"without \"..\""
 
-/* An operator's put or get, a write_file or read_file of any session. */
+/*
+ * An operator's put or get, a write_file or read_file of any session.
+ * It names its session by value: its record may still be on its way to
+ * auditd when the session ends.
+ */
 struct op_call {
 	uint32_t		 conn;		/* runnerctl's connection */
 	uint64_t		 reqid;
 	uid_t			 uid;		/* who, for the audit log */
 	const char		*tool;
 	json_t			*args;		/* the tool's, checked */
+	char			 session_id[SESSION_ID_LEN];
+	uint64_t		 origin;	/* the session's, for the log */
+	int			 recording;	/* its upload's record */
+	json_t			*entry;		/* a download's answer */
 };
 
 struct session {
@@ -177,6 +185,7 @@ static void
 op_free(struct op_call *op)
 {
 	json_decref(op->args);
+	json_decref(op->entry);
 	free(op);
 }
 
@@ -338,30 +347,31 @@ session_call(struct call *k)
 }
 
 static json_t *
-op_fields(struct session *s, struct op_call *op, json_int_t bytes)
+op_fields(struct op_call *op, json_int_t bytes)
 {
 	return json_pack("{s:I, s:s, s:O, s:I}", "uid", (json_int_t)op->uid,
-	    "session_id", s->id, "path", json_object_get(op->args, "path"),
-	    "bytes", bytes);
+	    "session_id", op->session_id, "path", json_object_get(op->args,
+	    "path"), "bytes", bytes);
 }
 
 /* Ends an operator's request with why, recorded if it got that far. */
 static void
-op_fail(struct session *s, struct op_call *op, const char *why)
+op_fail(struct op_call *op, const char *why)
 {
 	json_t *f;
 
-	if ((f = op_fields(s, op, 0)) != NULL) {
+	if ((f = op_fields(op, 0)) != NULL) {
 		json_object_del(f, "bytes");
 		json_object_set_new(f, "tool", json_string(op->tool));
 		json_object_set_new(f, "error", json_string(why));
 	}
-	if (audit_emit("operator.failed", s->origin, f) == -1)
-		log_warnx("session %s: an operator's failed %s not recorded",
-		    s->id, op->tool);
+	audit_post("operator.failed", op->origin, f, NULL, NULL);
 	control_reply(op->conn, op->reqid, NULL, why);
 	op_free(op);
 }
+
+static void	op_send(struct session *, struct op_call *);
+static void	op_upload_recorded(void *, json_t *, int, const char *);
 
 /* The length of base64 text the tool's schema has checked. */
 static json_int_t
@@ -402,22 +412,66 @@ session_operator(uint32_t conn, uint64_t reqid, uid_t uid, const char *tool,
 	op->uid = uid;
 	op->tool = tool;
 	op->args = json_incref(args);
-	if (content != NULL && audit_emit("operator.upload", s->origin,
-	    op_fields(s, op, base64_bytes(content))) == -1) {
-		op_free(op);
-		snprintf(why, whylen, "audit log unavailable: nothing was "
-		    "written");
-		return -1;
-	}
+	strlcpy(op->session_id, s->id, sizeof(op->session_id));
+	op->origin = s->origin;
 	log_info("session %s: uid %u %s %s", s->id, (unsigned)uid, content !=
 	    NULL ? "uploads" : "downloads", json_string_value(
 	    json_object_get(args, "path")));
 	s->op = op;
-	if (agent_send(s, tool, args) == -1) {
-		s->op = NULL;
-		op_fail(s, op, "cannot reach the session");
-	}
+	if (content != NULL) {
+		op->recording = 1;
+		audit_post("operator.upload", s->origin, op_fields(op,
+		    base64_bytes(content)), op_upload_recorded, op);
+	} else
+		op_send(s, op);
 	return 0;
+}
+
+static void
+op_send(struct session *s, struct op_call *op)
+{
+	if (agent_send(s, op->tool, op->args) == -1) {
+		s->op = NULL;
+		op_fail(op, "cannot reach the session");
+	}
+}
+
+/* An upload is recorded before a byte is written. */
+static void
+op_upload_recorded(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct op_call *op = arg;
+	struct session *s;
+
+	(void)fd;
+	json_decref(reply);
+	op->recording = 0;
+	/* A session that ended meanwhile has left op to this answer. */
+	if ((s = session_by_id(op->session_id)) != NULL && s->op == op &&
+	    why != NULL)
+		s->op = NULL;
+	if (s == NULL || s->op != op)
+		op_fail(op, why != NULL ? "audit log unavailable: nothing was "
+		    "written" : "the session ended");
+	else
+		op_send(s, op);
+}
+
+/* A download is recorded before a byte is handed over. */
+static void
+op_download_recorded(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct op_call *op = arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		op_fail(op, "audit log unavailable: the content is withheld");
+		return;
+	}
+	control_reply(op->conn, op->reqid, json_incref(op->entry),
+	    "out of memory");
+	op_free(op);
 }
 
 /* The agent's answer to an operator's put or get. */
@@ -426,7 +480,7 @@ op_done(struct session *s, json_t *reply)
 {
 	struct op_call *op = s->op;
 	const char *err, *path;
-	json_t *content, *entry;
+	json_t *content;
 	json_int_t bytes;
 	char why[512];
 
@@ -446,18 +500,20 @@ op_done(struct session *s, json_t *reply)
 		    runnerd_conf.runnerd.output_max);
 	else if (content != NULL && !json_is_string(content))
 		snprintf(why, sizeof(why), "the session agent sent no content");
-	else if (content != NULL && audit_emit("operator.download",
-	    s->origin, op_fields(s, op, bytes)) == -1)
-		snprintf(why, sizeof(why), "audit log unavailable: the content "
-		    "is withheld");
 	if (why[0] != '\0') {
-		op_fail(s, op, why);
+		op_fail(op, why);
 		return;
 	}
-	entry = json_pack("{s:s, s:s, s:I, s:O*}", "session_id", s->id, "path",
-	    path, "bytes", bytes, "content", content);
-	control_reply(op->conn, op->reqid, entry, "out of memory");
-	op_free(op);
+	op->entry = json_pack("{s:s, s:s, s:I, s:O*}", "session_id",
+	    op->session_id, "path", path, "bytes", bytes, "content", content);
+	if (content == NULL) {
+		control_reply(op->conn, op->reqid, json_incref(op->entry),
+		    "out of memory");
+		op_free(op);
+		return;
+	}
+	audit_post("operator.download", op->origin, op_fields(op, bytes),
+	    op_download_recorded, op);
 }
 
 /* A monotonic time (ev_now_ms) as the UTC time it was. */
@@ -733,12 +789,13 @@ session_ended(struct session *s, json_t *j)
 			call_finish(k, text_result(1, text, NULL), audit);
 		}
 	}
-	if (s->op != NULL) {
+	/* An upload still being recorded is ended by its record's answer. */
+	if (s->op != NULL && !s->op->recording) {
 		snprintf(text, sizeof(text), "session %s ended: %s", s->id,
 		    why);
-		op_fail(s, s->op, text);
-		s->op = NULL;
+		op_fail(s->op, text);
 	}
+	s->op = NULL;
 	session_free(s);
 }
 

@@ -2,9 +2,10 @@
  * The crash trail, engine side.  runnerd notes in its state directory
  * each call whose tool.request is recorded ("b req-... tool") and each
  * whose end is ("e req-..."); the file is emptied whenever no call is
- * open, and past 1 MiB keeps only the open ones.  A runnerd killed mid-call leaves calls begun and not ended,
- * and the launcher leaves a journal of the sandboxes it tore down after
- * runnerd was gone (launcher_journal.c).  At the next start both become
+ * open, and past 1 MiB keeps only the open ones.  A runnerd killed
+ * mid-call leaves calls begun and not ended, and the launcher leaves a
+ * journal of the sandboxes it tore down after runnerd was gone
+ * (launcher_journal.c).  At the next start both become
  * audit events: sandbox.swept for each sandbox, and for each call the
  * one end it never got, tool.failed "runnerd restarted".
  */
@@ -21,6 +22,7 @@
 
 #include "audit.h"
 #include "io.h"
+#include "launcher.h"
 #include "log.h"
 #include "runnerd.h"
 
@@ -38,8 +40,8 @@ struct ids {
 static int		 trail_fd = -1;
 static size_t		 trail_size;
 static struct ids	 open_ids;	/* begun, not ended, this file */
-static struct ids	 left_ids;	/* what the previous runnerd left open */
-static struct ids	 known_ids;	/* every id the previous runnerd began */
+static struct ids	 left_ids;	/* the previous runnerd left open */
+static struct ids	 known_ids;	/* the previous runnerd began */
 
 static void
 ids_add(struct ids *s, uint64_t id)
@@ -214,24 +216,60 @@ trail_end(uint64_t id)
 		trail_compact();
 }
 
-static int
-restart_failed(uint64_t id)
-{
-	char rid[REQID_STR_LEN];
+/*
+ * The restart's records go to auditd together; the launcher's journal
+ * is forgotten once every one of them is acknowledged.
+ */
+static struct {
+	size_t		 posted, answered;
+	int		 failed;
+	int		 journal;	/* the launcher left one */
+} restart;
 
-	if (audit_emit("tool.failed", id, json_pack("{s:s}", "reason",
-	    RESTARTED)) == -1) {
-		reqid_format(id, rid);
-		log_warnx("%s: its end is not recorded; the next start tries "
-		    "again", rid);
-		return -1;
-	}
-	trail_end(id);
-	return 0;
+static void
+restart_done(void)
+{
+	log_info("restart: %zu records%s", restart.posted, restart.failed ?
+	    "; not all of them were recorded, the next start tries again" :
+	    "");
+	if (!restart.failed && restart.journal)
+		helper_journal_recorded();
 }
 
-/* One sandbox of the launcher's journal; -1 if it is not recorded. */
-static int
+/* arg: the id of a call whose end this is, or 0. */
+static void
+restart_recorded(void *arg, json_t *reply, int fd, const char *why)
+{
+	uint64_t id = (uintptr_t)arg;
+
+	(void)fd;
+	json_decref(reply);
+	if (why != NULL) {
+		restart.failed = 1;
+		log_warnx("restart: a record is missing: %s", why);
+	} else if (id != 0)
+		trail_end(id);
+	if (++restart.answered == restart.posted)
+		restart_done();
+}
+
+static void
+restart_post(const char *event, uint64_t id, json_t *fields, int ends)
+{
+	restart.posted++;
+	audit_post(event, id, fields, restart_recorded,
+	    (void *)(uintptr_t)(ends ? id : 0));
+}
+
+static void
+restart_failed(uint64_t id)
+{
+	restart_post("tool.failed", id, json_pack("{s:s}", "reason",
+	    RESTARTED), 1);
+}
+
+/* One sandbox of the launcher's journal. */
+static void
 restart_swept(json_t *e)
 {
 	const char *rid, *kind;
@@ -240,48 +278,38 @@ restart_swept(json_t *e)
 	rid = json_string_value(json_object_get(e, "request_id"));
 	kind = json_string_value(json_object_get(e, "kind"));
 	if (rid == NULL || kind == NULL || reqid_parse(rid, &id) == -1)
-		return 0;
-	if (audit_emit("sandbox.swept", id, json_pack("{s:s, s:s, s:s, s:O*,"
+		return;
+	restart_post("sandbox.swept", id, json_pack("{s:s, s:s, s:s, s:O*,"
 	    " s:O*}", "backend", runnerd_backend->name, "reason", RESTARTED,
 	    "kind", kind, "session_id", json_object_get(e, "session_id"),
-	    "torn_down_at", json_object_get(e, "when"))) == -1) {
-		log_warnx("sweep of %s not recorded", rid);
-		return -1;
-	}
+	    "torn_down_at", json_object_get(e, "when")), 0);
 	/*
 	 * A session's id is the call that opened it, which ended long
 	 * ago; a one-shot call's end is the trail's to record, unless
 	 * the trail never heard of it.
 	 */
 	if (strcmp(kind, "call") == 0 && ids_find(&known_ids, id) == -1)
-		return restart_failed(id);
-	return 0;
+		restart_failed(id);
 }
 
 /*
  * After the backend's sweep: journal, the launcher's entries (NULL
  * when it has none), each becomes sandbox.swept, and each call left
- * open gets its end.  0 when every record was acknowledged, so that
- * the journal may go.
+ * open gets its end.
  */
-int
+void
 trail_restart(json_t *journal)
 {
 	json_t *e;
 	size_t i;
-	int r = 0;
 
+	restart.journal = journal != NULL;
 	json_array_foreach(journal, i, e)
-		if (restart_swept(e) == -1)
-			r = -1;
+		restart_swept(e);
 	for (i = 0; i < left_ids.n; i++)
-		if (restart_failed(left_ids.v[i]) == -1)
-			r = -1;
-	if (left_ids.n > 0 || json_array_size(journal) > 0)
-		log_info("restart: %zu sandboxes swept, %zu calls left open "
-		    "ended%s", json_array_size(journal), left_ids.n, r == -1 ?
-		    "; not all of it is recorded" : "");
+		restart_failed(left_ids.v[i]);
 	ids_free(&left_ids);
 	ids_free(&known_ids);
-	return r;
+	if (restart.posted == 0)
+		restart_done();
 }
