@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -32,6 +33,14 @@ def expect(cond, what, result=None):
 
 def sc(r):
     return r.get("structuredContent") or {}
+
+
+def named(r):
+    """The structured content less its request id, which must be there."""
+    rest = dict(sc(r))
+    rid = rest.pop("request_id", "")
+    expect(re.fullmatch(r"req-[0-9a-f]{16}", rid), "request_id", r)
+    return rest
 
 
 def out(r):
@@ -83,9 +92,8 @@ def check_state(sock):
     # reset clears the state; the session goes on.
     ok(c.call("run_python", code="import json; y = 7", session_id=sid), "y")
     r = ok(c.call("reset", session_id=sid), "reset")
-    expect({k: v for k, v in sc(r).items() if k != "request_id"} ==
-           {"session_id": sid, "reset": True} and
-           sc(r)["request_id"].startswith("req-"), "reset result", r)
+    expect(named(r) == {"session_id": sid, "reset": True}, "reset result",
+           r)
     r = c.call("run_python", code="y", session_id=sid)
     expect(r.get("isError") and "NameError" in sc(r).get("stderr", ""),
            "y must be gone after reset", r)
@@ -99,7 +107,8 @@ def check_state(sock):
     r = ok(c.call("run_python", code="z", session_id=sid), "z after 1/0")
     expect(out(r) == "1\n", "z survives an exception", r)
     r = ok(c.call("close_session", session_id=sid), "close")
-    expect(sc(r) == {"session_id": sid, "closed": True}, "close result", r)
+    expect(named(r) == {"session_id": sid, "closed": True}, "close result",
+           r)
     r = c.call("run_python", code="1", session_id=sid)
     expect(r.get("isError") and "no session" in text(r),
            "a closed session is gone", r)

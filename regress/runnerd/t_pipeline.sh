@@ -48,6 +48,11 @@ denied_body()
 	rd_call 'echo hi' || atf_fail "call"
 	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
 	rd_get text | grep -q "denied by policy" || atf_fail "$(rd_get text)"
+	# A refusal names its call and says how and why it ended.
+	[ "$(rd_get status)" = denied ] || atf_fail "status $(rd_get status)"
+	rd_get reason | grep -q "denied by policy" || atf_fail "no reason"
+	grep -q "\"request_id\": \"$(rd_get request_id)\"" events.jsonl ||
+	    atf_fail "request_id $(rd_get request_id) is not the call's"
 	events > ev
 	atf_check -o inline:"tool.request\nguardrail.decision\ntool.denied\n" cat ev
 	rd_stop
@@ -63,6 +68,8 @@ audit_down_body()
 	rd_call 'echo hi' || atf_fail "call"
 	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
 	rd_get text | grep -q "audit log unavailable" || atf_fail "$(rd_get text)"
+	[ "$(rd_get status)" = unrecorded ] || atf_fail "status $(rd_get status)"
+	rd_get request_id | grep -Eq '^req-[0-9a-f]{16}$' || atf_fail "no request_id"
 	# brokerd was never asked, so no sandbox can have started
 	events > ev
 	atf_check -o empty cat ev
