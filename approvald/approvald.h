@@ -14,6 +14,7 @@
 
 #define APPROVAL_ID_LEN	37	/* "apr-" + 32 hex digits + NUL */
 #define TTL_DEFAULT	(30 * 60)
+#define REUSE_DEFAULT	30		/* decision_reuse, seconds */
 
 enum tier { TIER_DENY, TIER_LOW, TIER_HIGH };
 
@@ -33,6 +34,7 @@ struct policy_tool {
 struct policy {
 	char			 file[PATH_MAX];
 	long			 approval_ttl;		/* seconds */
+	long			 decision_reuse;	/* seconds; 0: never */
 	char			 terraform_root[PATH_MAX];
 	int			 delete_actions;	/* delete/replace destroys */
 	struct strlist		 patterns;		/* text signals */
@@ -59,6 +61,7 @@ struct decision {
 	enum tier	 tier;
 	char		 reason[256];
 	char		 path[PATH_MAX];	/* resolved working_dir, if any */
+	long		 reuse_ms;	/* runnerd may reuse it; 0: not */
 };
 
 int	 decide(const struct policy *, const char *, const json_t *,

@@ -147,6 +147,12 @@ decide(const struct policy *p, const char *tool, const json_t *args,
 	if (t->tier == TIER_LOW) {
 		d->verdict = VERDICT_ALLOW;
 		snprintf(d->reason, sizeof(d->reason), "%s is low risk", tool);
+		/*
+		 * Decided on the tool's name alone, the answer is the same
+		 * for its next call: runnerd may use it again for a while.
+		 */
+		if (t->namespaces.n == 0 && t->working_dirs.n == 0)
+			d->reuse_ms = p->decision_reuse * 1000;
 	} else {
 		d->verdict = VERDICT_APPROVAL;
 		snprintf(d->reason, sizeof(d->reason),
@@ -192,6 +198,8 @@ decision_json(const struct policy *p, const char *tool,
 	 * A terraform call also learns which providers it may install and
 	 * whether code that runs at apply time may be approved at all.
 	 */
+	if (j != NULL && d->reuse_ms > 0)
+		json_object_set_new(j, "reuse_ms", json_integer(d->reuse_ms));
 	if (j != NULL && d->path[0] != '\0')
 		json_object_update_new(j, json_pack("{s:s, s:o, s:s}",
 		    "working_dir_path", d->path, "terraform_providers",

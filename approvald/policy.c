@@ -303,6 +303,8 @@ static const struct yfield terraform_fields[] = {
 static const struct yfield policy_fields[] = {
 	{ "approval_ttl", .type = YF_SECONDS, .off = offsetof(struct policy,
 	    approval_ttl), .min = 1, .max = 7 * 86400 },
+	{ "decision_reuse", .type = YF_SECONDS, .off = offsetof(struct policy,
+	    decision_reuse), .min = 0, .max = 3600 },
 	{ "terraform_root", .type = YF_STRING, .off = offsetof(struct policy,
 	    terraform_root), .size = PATH_MAX },
 	/* Their switches sit at the top level of the policy struct. */
@@ -347,6 +349,7 @@ policy_load(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	p->approval_ttl = TTL_DEFAULT;
+	p->decision_reuse = REUSE_DEFAULT;
 	p->delete_actions = 1;
 	strlcpy(p->provisioners, "deny", sizeof(p->provisioners));
 	strlcpy(p->file, path, sizeof(p->file));

@@ -628,7 +628,26 @@ decision_recorded(void *arg, json_t *reply, int fd, const char *why)
 		credential(k);
 }
 
-/* approvald's answer, recorded before anything else happens. */
+/*
+ * The call's decision (k->decision) is recorded before anything else
+ * happens; a reused one (age_ms >= 0) says so and how old it is.
+ */
+static void
+decision_record(struct call *k, int64_t age_ms)
+{
+	json_t *fields;
+
+	fields = json_pack("{s:s, s:O*, s:O*, s:O*}", "tool", k->tool,
+	    "decision", json_object_get(k->decision, "decision"), "tier",
+	    json_object_get(k->decision, "tier"), "reason",
+	    json_object_get(k->decision, "reason"));
+	if (fields != NULL && age_ms >= 0)
+		json_object_update_new(fields, json_pack("{s:b, s:I}",
+		    "reused", 1, "age_ms", (json_int_t)age_ms));
+	audit_post("guardrail.decision", k->id, fields, decision_recorded, k);
+}
+
+/* approvald's answer. */
 static void
 decided(void *arg, json_t *reply, int fd, const char *why)
 {
@@ -640,20 +659,27 @@ decided(void *arg, json_t *reply, int fd, const char *why)
 		return;
 	}
 	k->decision = reply;
-	audit_post("guardrail.decision", k->id, json_pack("{s:s, s:O*, s:O*,"
-	    " s:O*}", "tool", k->tool, "decision", json_object_get(reply,
-	    "decision"), "tier", json_object_get(reply, "tier"), "reason",
-	    json_object_get(reply, "reason")), decision_recorded, k);
+	deccache_store(k->tool, reply);
+	decision_record(k, -1);
 }
 
+/* approvald decides, unless it let runnerd reuse its last decision. */
 static void
 decide(struct call *k)
 {
+	int64_t age;
+
 	k->state = CALL_DECIDING;
 	k->admitted = 1;
 	nadmitted++;
 	if (call_cancelled(k))
 		return;
+	/* An approval is spent by approvald: such a call always goes there. */
+	if (json_object_get(k->args, "approval_id") == NULL &&
+	    (k->decision = deccache_lookup(k->tool, &age)) != NULL) {
+		decision_record(k, age);
+		return;
+	}
 	peer_ask(PEER_APPROVALD, MSG_DECIDE, k->id, json_pack("{s:s, s:O}",
 	    "tool", k->tool, "arguments", k->args), MSG_DECISION, decided, k);
 }

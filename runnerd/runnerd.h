@@ -89,6 +89,10 @@ void	trail_begin(uint64_t, const char *);
 void	trail_end(uint64_t);
 void	trail_restart(json_t *);
 
+/* decision_cache.c: approvald's decisions that it lets runnerd reuse */
+void	deccache_store(const char *, const json_t *);
+json_t	*deccache_lookup(const char *, int64_t *);
+
 /* peer.c: approvald, brokerd and auditd, never waited for */
 enum peer_id {
 	PEER_APPROVALD,

@@ -428,6 +428,67 @@ ATF_TC_BODY(policy_defaults, tc)
 	policy_free(p);
 }
 
+/* reuse_ms in the MSG_DECISION for tool and args; 0 when absent. */
+static json_int_t
+reuse_of(const struct policy *p, const char *tool, const char *args)
+{
+	struct decision d;
+	json_t *a, *j, *v;
+	json_int_t ms;
+
+	ATF_REQUIRE((a = json_loads(args, 0, NULL)) != NULL);
+	ATF_REQUIRE_EQ(decide(p, tool, a, &d), 0);
+	ATF_REQUIRE((j = decision_json(p, tool, &d)) != NULL);
+	v = json_object_get(j, "reuse_ms");
+	ATF_CHECK_MSG(v == NULL || json_integer_value(v) > 0,
+	    "%s: reuse_ms present but not positive", tool);
+	ms = json_integer_value(v);
+	json_decref(j);
+	json_decref(a);
+	return ms;
+}
+
+ATF_TC(decision_reuse);
+ATF_TC_HEAD(decision_reuse, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "reuse_ms only for an allow decided "
+	    "on the tool's name alone; decision_reuse sets it, 0 never");
+}
+ATF_TC_BODY(decision_reuse, tc)
+{
+	struct policy *p = fixture(tc);
+	char err[1024];
+
+	ATF_CHECK_EQ(p->decision_reuse, 30);
+	ATF_CHECK_EQ(reuse_of(p, "run_python", "{\"code\": \"1\"}"), 30000);
+	/* Arguments decide these: allowed now, maybe not next time. */
+	ATF_CHECK_EQ(reuse_of(p, "k8s_get_pod_status",
+	    "{\"namespace\": \"demo\"}"), 0);
+	ATF_CHECK_EQ(reuse_of(p, "terraform_plan",
+	    "{\"working_dir\": \"demo\"}"), 0);
+	/* A person, or a refusal, every time. */
+	ATF_CHECK_EQ(reuse_of(p, "terraform_apply",
+	    "{\"working_dir\": \"demo\"}"), 0);
+	ATF_CHECK_EQ(reuse_of(p, "forbidden_tool", "{}"), 0);
+	ATF_CHECK_EQ(reuse_of(p, "rm_rf", "{}"), 0);
+	policy_free(p);
+
+	write_file("reuse.yaml", "decision_reuse: 5s\ntools:\n  a:\n"
+	    "    tier: low\n  b:\n    tier: high\n");
+	ATF_REQUIRE_MSG((p = policy_load("reuse.yaml", err, sizeof(err))) !=
+	    NULL, "%s", err);
+	ATF_CHECK_EQ(reuse_of(p, "a", "{}"), 5000);
+	ATF_CHECK_EQ(reuse_of(p, "b", "{}"), 0);
+	policy_free(p);
+	write_file("never.yaml", "decision_reuse: 0\ntools:\n  a:\n"
+	    "    tier: low\n");
+	ATF_REQUIRE_MSG((p = policy_load("never.yaml", err, sizeof(err))) !=
+	    NULL, "%s", err);
+	ATF_CHECK_EQ(reuse_of(p, "a", "{}"), 0);
+	policy_free(p);
+	bad_policy("decision_reuse: 2h\n", "bad.yaml:1: decision_reuse");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, decision_table);
@@ -437,5 +498,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, policy_errors);
 	ATF_TP_ADD_TC(tp, terraform_section);
 	ATF_TP_ADD_TC(tp, policy_defaults);
+	ATF_TP_ADD_TC(tp, decision_reuse);
 	return atf_no_error();
 }

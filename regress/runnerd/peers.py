@@ -3,7 +3,10 @@
 
 Serves approval.sock, broker.sock and audit.sock in RUNDIR with the
 suite's framing and answers as the wire contracts say: every decision
-is "allow" (or "deny" for --deny TOOL), with --egress host:port entries;
+is "allow" (or "deny" for --deny TOOL), with --egress host:port entries
+and, with --reuse-ms N, an allow carries "reuse_ms": N, as approvald's
+does for a tool decided on its name alone; --decisions FILE gets one
+JSON line for each MSG_DECIDE that reached this approvald;
 brokerd issues engine "none", or with --secret a sealed memfd holding it
 (engine "test"); every audit event is acknowledged and appended, one
 JSON line each, to --events FILE.  --audit-fail makes auditd answer
@@ -55,12 +58,18 @@ def sealed_secret(text):
 def answer(sock, mtype, reqid, body):
     if mtype == MSG_DECIDE:
         deny = body.get("tool") in opts.deny
-        send_frame(sock, MSG_DECISION, reqid, {
+        if opts.decisions:
+            with lock, open(opts.decisions, "a") as f:
+                f.write(json.dumps({"tool": body.get("tool")}) + "\n")
+        decision = {
             "decision": "deny" if deny else "allow",
             "tier": "deny" if deny else "low",
             "reason": "test policy", "egress": opts.egress,
             "destructive_patterns": [], "destructive_actions": False,
-            "working_dir_path": opts.working_dir_path})
+            "working_dir_path": opts.working_dir_path}
+        if opts.reuse_ms and not deny:
+            decision["reuse_ms"] = opts.reuse_ms
+        send_frame(sock, MSG_DECISION, reqid, decision)
     elif mtype == MSG_CRED_ISSUE:
         lease = "lease-%016x" % reqid
         record({"peer": "brokerd", "issued": lease})
@@ -108,6 +117,8 @@ def main():
     p.add_argument("--events", required=True)
     p.add_argument("--deny", action="append", default=[])
     p.add_argument("--egress", action="append", default=[])
+    p.add_argument("--reuse-ms", type=int, default=0)
+    p.add_argument("--decisions")
     p.add_argument("--secret")
     p.add_argument("--working-dir-path",
                    help="a terraform call's resolved working directory")
