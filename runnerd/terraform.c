@@ -36,7 +36,7 @@
  * /dev/null instead, so that it cannot announce one.  Where stdin is
  * no socket (the kubernetes backend) the announcement goes nowhere.
  */
-#define TF_PHASE(p)	"echo " p " >&0 2>/dev/null; "
+#define TF_PHASE(p)	"echo " p " 2>/dev/null >&0; "
 #define TF_NOIN		" </dev/null"
 
 /*
