@@ -119,6 +119,8 @@
 	X(LMSG_SESSION_ENDED,	911,	0, "LMSG_SESSION_ENDED")	\
 	/* engine: none; LMSG_SWEPT's journal is recorded: remove it */	\
 	X(LMSG_JOURNAL_DONE,	912,	0, "LMSG_JOURNAL_DONE")		\
+	/* launcher: {"phase"}, the call's sandbox reached it */	\
+	X(LMSG_PROGRESS,	913,	0, "LMSG_PROGRESS")		\
 	/* launcher <-> the session agent (session-agent.py), whose	\
 	   own copy of these numbers regress/common checks too. */	\
 	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: started */ \

@@ -56,11 +56,17 @@ enum sbx_session_event {
 };
 typedef void	(*sbx_session_cb)(enum sbx_session_event, uint64_t, json_t *);
 
+/*
+ * A one-shot sandbox reached a phase of its request's "phases" (or the
+ * render): {"phase"}.  Only for the calls' progress; nothing depends on it.
+ */
+typedef void	(*sbx_progress_cb)(uint64_t, json_t *);
+
 struct backend {
 	const char	*name;
 	/* Before privileges drop: check the runtime, start helpers. */
 	void		(*init)(const struct as_config *, sbx_done_cb,
-			    sbx_swept_cb, sbx_session_cb);
+			    sbx_swept_cb, sbx_session_cb, sbx_progress_cb);
 	int		(*start)(const struct sbx_request *);
 	void		(*kill)(uint64_t);
 	/* The key, the request that opens it and the session's id. */

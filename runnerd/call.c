@@ -61,7 +61,7 @@ static void	credential(struct call *);
 static void	shape(struct call *);
 static void	tf_approval_reply(void *, json_t *, int, const char *);
 
-static struct call *
+struct call *
 call_find(uint64_t id)
 {
 	struct call *k;
@@ -305,6 +305,7 @@ call_end(struct call *k, const char *event, json_t *fields, json_t *res,
 	const char *delivered = "whole";
 
 	k->state = CALL_ENDING;
+	progress_stop(k);
 	k->end_event = event;
 	strlcpy(k->end_why, why != NULL ? why : "", sizeof(k->end_why));
 	if (fields == NULL)
@@ -403,6 +404,8 @@ started(void *arg, json_t *reply, int fd, const char *why)
 	if (failed)
 		call_refuse(k, "tool.failed", "the sandbox could not be "
 		    "started");
+	else
+		progress_send(k, "sandbox started");
 }
 
 /* The sandbox's request is made and recorded; then it starts. */
@@ -836,6 +839,7 @@ call_start(struct conn *c, struct msg *m, json_t *call)
 	k->conn = c->id;
 	k->uid = c->cred.uid;
 	k->args = args != NULL ? json_deep_copy(args) : json_object();
+	k->progress = json_is_true(json_object_get(call, "progress"));
 	k->req.credfd = -1;
 	k->state = CALL_RECORDING;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
@@ -969,6 +973,7 @@ call_done(uint64_t id, json_t *r)
 		    (unsigned long long)id);
 		return;
 	}
+	progress_send(k, "sandbox finished");
 	k->state = CALL_COMPLETING;
 	k->outcome = json_incref(r);
 	audit_post("sandbox.completed", id, json_pack("{s:O, s:O*, s:O*,"

@@ -36,7 +36,7 @@ mkdirs(const char *dir)
 
 static void
 gvisor_init(const struct as_config *conf, sbx_done_cb done,
-    sbx_swept_cb swept, sbx_session_cb session)
+    sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
 {
 	char runsc_root[PATH_MAX];
 	struct stat st;
@@ -61,7 +61,7 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	mkdirs(runsc_root);
 	egress_init(conf);
 	helper_start("sandbox launcher", conf, launcher_main, done, swept,
-	    session);
+	    session, progress);
 }
 
 

@@ -26,6 +26,7 @@ static const char	*helper_name;
 static sbx_done_cb	 done_cb;
 static sbx_swept_cb	 swept_cb;
 static sbx_session_cb	 session_cb;
+static sbx_progress_cb	 progress_cb;
 
 static void
 helper_update(void)
@@ -59,12 +60,15 @@ helper_dispatch(const struct msg *m)
 	int ev = session_event(m->hdr.type);
 
 	if (m->fd != -1 || (m->hdr.type != LMSG_DONE &&
-	    m->hdr.type != LMSG_SWEPT && (ev == -1 || session_cb == NULL)))
+	    m->hdr.type != LMSG_SWEPT && (m->hdr.type != LMSG_PROGRESS ||
+	    progress_cb == NULL) && (ev == -1 || session_cb == NULL)))
 		fatalx("%s: unexpected message %u", helper_name, m->hdr.type);
 	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
 		fatalx("%s: bad JSON", helper_name);
 	if (m->hdr.type == LMSG_DONE)
 		done_cb(m->hdr.reqid, j);
+	else if (m->hdr.type == LMSG_PROGRESS)
+		progress_cb(m->hdr.reqid, j);
 	else if (m->hdr.type == LMSG_SWEPT)
 		swept_cb(j);
 	else
@@ -120,12 +124,13 @@ fork_paired(int *fd)
 
 /*
  * Forks the helper, which runs helper_main with its end of the channel
- * and never returns.  A backend without sessions passes session NULL.
+ * and never returns.  A backend without sessions passes session NULL,
+ * one without phases progress NULL.
  */
 void
 helper_start(const char *name, const struct as_config *conf,
     void (*helper_main)(const struct as_config *, int), sbx_done_cb done,
-    sbx_swept_cb swept, sbx_session_cb session)
+    sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
 {
 	int fd;
 
@@ -133,6 +138,7 @@ helper_start(const char *name, const struct as_config *conf,
 	done_cb = done;
 	swept_cb = swept;
 	session_cb = session;
+	progress_cb = progress;
 	if ((helper_pid = fork_paired(&fd)) == -1)
 		fatal("%s", name);
 	if (helper_pid == 0)

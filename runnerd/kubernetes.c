@@ -41,12 +41,13 @@
 
 static void
 kubernetes_init(const struct as_config *conf, sbx_done_cb done,
-    sbx_swept_cb swept, sbx_session_cb session)
+    sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
 {
 	const char *path = conf->kubernetes.pvc_path;
 	struct stat st;
 
 	(void)session;
+	(void)progress;
 	if (access(conf->kubernetes.kubeconfig, R_OK) == -1)
 		fatal("kubernetes backend: kubeconfig %s (kubernetes."
 		    "kubeconfig)", conf->kubernetes.kubeconfig);
@@ -60,7 +61,8 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
 		    "absolute path to a directory (without a trailing /)",
 		    path);
-	helper_start("kubernetes helper", conf, kube_main, done, swept, NULL);
+	helper_start("kubernetes helper", conf, kube_main, done, swept, NULL,
+	    NULL);
 }
 
 const struct backend kubernetes_backend = {

@@ -48,6 +48,7 @@ struct sbx {
 	const char		*killed;	/* the status a kill gives */
 	json_t			*req;
 	json_t			*planned;	/* the plan's result, rendering */
+	struct phase		 phase;
 	char			 rwork[PATH_MAX];
 };
 
@@ -300,6 +301,7 @@ sbx_free(struct sbx *s)
 		ev_timer_cancel(s->timer);
 	capture_close(&s->out);
 	capture_close(&s->err);
+	phase_close(&s->phase);
 	TAILQ_REMOVE(&sbxs, s, entry);
 	free(s->out.buf);
 	free(s->err.buf);
@@ -368,6 +370,7 @@ sbx_render(struct sbx *s, json_t *r)
 	close(out[1]);
 	close(err[1]);
 	s->planned = r;
+	phase_report(&s->phase, "render");
 	return sbx_watch(s, pid, out[0], err[0]);
 fail:
 	json_object_set_new(r, "error", json_sprintf("render: %s",
@@ -386,6 +389,7 @@ sbx_finish(struct sbx *s)
 		capture_read(s, &s->out);
 	if (s->err.fd != -1)
 		capture_read(s, &s->err);
+	phase_read(&s->phase);
 	if ((r = s->planned) != NULL) {
 		s->planned = NULL;
 		err = strndup(s->err.buf, s->err.len);
@@ -438,14 +442,17 @@ runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
 static int
 sbx_spawn(struct sbx *s, json_t *egress)
 {
-	int out[2], err[2], egressfd = -1;
+	int out[2], err[2], in, egressfd = -1;
 
-	if (pipe2(out, O_CLOEXEC) == -1)
+	if (phase_open(&s->phase, s->id, json_object_get(s->req, "phases"),
+	    &in) == -1)
 		return -1;
+	if (pipe2(out, O_CLOEXEC) == -1)
+		goto fail_in;
 	if (pipe2(err, O_CLOEXEC) == -1) {
 		close(out[0]);
 		close(out[1]);
-		return -1;
+		goto fail_in;
 	}
 	if (json_array_size(egress) > 0 &&
 	    (s->proxy = egress_start(egress, &egressfd)) == -1)
@@ -453,9 +460,11 @@ sbx_spawn(struct sbx *s, json_t *egress)
 	if ((s->runsc = fork()) == -1)
 		goto fail;
 	if (s->runsc == 0)
-		runsc_exec(conf, s->dir, s->cid, -1, out[1], err[1], egressfd);
+		runsc_exec(conf, s->dir, s->cid, in, out[1], err[1], egressfd);
 	if (egressfd != -1)
 		close(egressfd);
+	if (in != -1)
+		close(in);
 	close(out[1]);
 	close(err[1]);
 	return sbx_watch(s, s->runsc, out[0], err[0]);
@@ -466,6 +475,9 @@ fail:
 	close(out[1]);
 	close(err[0]);
 	close(err[1]);
+fail_in:
+	if (in != -1)
+		close(in);
 	return -1;
 }
 
@@ -478,6 +490,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 
 	if ((req = json_loadb((const char *)data, len, 0, NULL)) == NULL ||
 	    !request_ok(req) || !workspace_request_ok(conf, req) ||
+	    !phase_request_ok(json_object_get(req, "phases")) ||
 	    (s = calloc(1, sizeof(*s))) == NULL) {
 		json_decref(req);
 		if (credfd != -1)
@@ -486,7 +499,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 		return;
 	}
 	s->id = id;
-	s->out.fd = s->err.fd = -1;
+	s->out.fd = s->err.fd = s->phase.fd = -1;
 	s->proxy = -1;
 	s->started = ev_now_ms();
 	s->req = json_incref(req);

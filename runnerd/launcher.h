@@ -27,6 +27,23 @@
 
 struct sbx;
 
+/* launcher_phase.c: a one-shot sandbox's phases, as they start */
+#define PHASE_NAME_MAX	16
+struct phase {
+	int		 fd;		/* -1: none (left) to read */
+	uint64_t	 id;
+	const json_t	*names;		/* the request's, in order */
+	size_t		 next;		/* the one that may come now */
+	char		 line[PHASE_NAME_MAX];
+	size_t		 len;
+	int		 junk;		/* this line is no phase */
+};
+int	 phase_request_ok(const json_t *);
+int	 phase_open(struct phase *, uint64_t, json_t *, int *);
+void	 phase_read(struct phase *);
+void	 phase_report(struct phase *, const char *);
+void	 phase_close(struct phase *);
+
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
 json_t	*text_json(const char *, size_t);
 int	 engine_forward(uint32_t, uint64_t, const void *, size_t);
@@ -38,7 +55,7 @@ void	 runsc_exec(const struct as_config *, const char *, const char *,
 pid_t	 fork_paired(int *);
 void	 helper_start(const char *, const struct as_config *,
 	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
-	    sbx_session_cb);
+	    sbx_session_cb, sbx_progress_cb);
 int	 helper_send(uint32_t, uint64_t, int, json_t *);
 void	 helper_journal_recorded(void);
 int	 helper_run(const struct sbx_request *);

@@ -73,7 +73,7 @@ main(int argc, char *argv[])
 		fatal("%s", runnerd_conf.runnerd.state_dir);
 	peer_init();
 	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
-	    session_event);
+	    session_event, progress_phase);
 	if (trail_open(fd) == -1)
 		fatal("%s: the trail of open calls",
 		    runnerd_conf.runnerd.state_dir);

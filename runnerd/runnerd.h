@@ -64,6 +64,10 @@ struct call {
 	int			 cancelled;	/* before it ran */
 	int			 ran;		/* a sandbox was asked for */
 	int			 revoke_failed;
+	int			 progress;	/* the client wants progress */
+	uint32_t		 steps;		/* progress reports sent */
+	uint64_t		 beat;		/* a session call's heartbeat */
+	int64_t			 beat_from;
 	const char		*end_event;	/* CALL_ENDING: what is recorded */
 	json_t			*end_fields;
 	char			*end_text;	/* the encoded result */
@@ -71,6 +75,7 @@ struct call {
 };
 
 /* call.c */
+struct call *call_find(uint64_t);
 void	call_start(struct conn *, struct msg *, json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
@@ -82,6 +87,13 @@ void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+/* progress.c: MSG_TOOL_PROGRESS, when the client asked for it */
+void	progress_send(struct call *, const char *, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	progress_phase(uint64_t, json_t *);
+void	progress_beat(struct call *);
+void	progress_stop(struct call *);
 
 /* trail.c: every call gets an end, also across a crash */
 int	trail_open(int);

@@ -257,7 +257,8 @@ session_send(struct session *s)
 	if (agent_send(s, k->tool, k->args) == -1) {
 		s->call = NULL;
 		call_refuse(k, "tool.failed", "cannot reach the session");
-	}
+	} else
+		progress_beat(k);
 }
 
 /*

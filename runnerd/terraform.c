@@ -31,6 +31,15 @@
 #define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
 		"TF_CLI_CONFIG_FILE=/dev/null; "
 /*
+ * A phase is announced on the shell's stdin, which the launcher reads
+ * (launcher_phase.c); terraform, and the module code it runs, gets
+ * /dev/null instead, so that it cannot announce one.  Where stdin is
+ * no socket (the kubernetes backend) the announcement goes nowhere.
+ */
+#define TF_PHASE(p)	"echo " p " 2>/dev/null >&0; "
+#define TF_NOIN		" </dev/null"
+
+/*
  * -plugin-dir makes the mounted mirror the only place providers come
  * from: not the registry, not the module's terraform.d/plugins, not a
  * CLI configuration ("Plugin Installation" in
@@ -38,8 +47,8 @@
  * provider missing there fails init, which names it, before any module
  * code runs.
  */
-#define TF_INIT	"terraform init -input=false -no-color " \
-		"-plugin-dir=" PROVIDER_MOUNT " >/tmp/init.log 2>&1 || " \
+#define TF_INIT	TF_PHASE("init") "terraform init -input=false -no-color " \
+		"-plugin-dir=" PROVIDER_MOUNT TF_NOIN " >/tmp/init.log 2>&1 || " \
 		"{ cat /tmp/init.log >&2; exit 3; }; "
 
 /*
@@ -47,18 +56,20 @@
  * module code runs (render.c): this sandbox's output goes back to the
  * agent only.
  */
-static const char plan_script[] = TF_ENV TF_INIT
-    "terraform plan -input=false -no-color -out=plan.tfplan || exit 4";
+static const char plan_script[] = TF_ENV TF_INIT TF_PHASE("plan")
+    "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
+    " || exit 4";
 
 /* The kubernetes backend has no render yet: the Job shows its plan. */
-static const char plan_show_script[] = TF_ENV TF_INIT
-    "terraform plan -input=false -no-color -out=plan.tfplan >plan.txt "
-    "2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; exit 4; }; "
-    "terraform show -json plan.tfplan >plan.json 2>/tmp/show.err || "
+static const char plan_show_script[] = TF_ENV TF_INIT TF_PHASE("plan")
+    "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
+    " >plan.txt 2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; "
+    "exit 4; }; terraform show -json plan.tfplan" TF_NOIN
+    " >plan.json 2>/tmp/show.err || "
     "{ cat /tmp/show.err >&2; exit 5; }";
 
-static const char apply_script[] = TF_ENV TF_INIT
-    "terraform apply -input=false -no-color plan.tfplan";
+static const char apply_script[] = TF_ENV TF_INIT TF_PHASE("apply")
+    "terraform apply -input=false -no-color plan.tfplan" TF_NOIN;
 
 static const char *
 working_dir(const struct call *k)
@@ -158,7 +169,8 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	    "working_dir_path"));
 	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c", apply ?
 	    apply_script : render ? plan_script : plan_show_script);
-	req->workspace = json_pack("{s:o}", "state", state_dir(path));
+	req->workspace = json_pack("{s:o, s:[s, s]}", "state", state_dir(path),
+	    "phases", "init", apply ? "apply" : "plan");
 	if (req->argv == NULL || req->workspace == NULL)
 		return -1;
 	/* An apply runs from the approved plan's snapshot, never the live dir. */
