@@ -41,7 +41,7 @@ enum tool_kind {
 	TOOL_TERRAFORM,		/* a fresh sandbox: prepare, shape */
 	TOOL_SESSION,		/* its session's agent: agent_op, reply */
 	TOOL_SESSION_END,	/* closes its session: nothing more */
-	TOOL_SHELL,		/* TOOL_SESSION's and TOOL_ONESHOT's (call.c) */
+	TOOL_SHELL,		/* a session's, or a one-shot (call.c): all */
 };
 
 #define AGENT_ARGS_MAX	2
