@@ -99,7 +99,9 @@ def check_state(sock):
     r = ok(c.call("run_python", code="z", session_id=sid), "z after 1/0")
     expect(out(r) == "1\n", "z survives an exception", r)
     r = ok(c.call("close_session", session_id=sid), "close")
-    expect(sc(r) == {"session_id": sid, "closed": True}, "close result", r)
+    expect({k: v for k, v in sc(r).items() if k != "request_id"} ==
+           {"session_id": sid, "closed": True} and
+           sc(r)["request_id"].startswith("req-"), "close result", r)
     r = c.call("run_python", code="1", session_id=sid)
     expect(r.get("isError") and "no session" in text(r),
            "a closed session is gone", r)
