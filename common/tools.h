@@ -1,7 +1,9 @@
 /*
  * The tools the suite knows, in one table shared by mcpd (which lists
  * them and checks arguments before forwarding) and runnerd (which must
- * not trust mcpd and checks them again).  Adding a tool is one entry.
+ * not trust mcpd and checks them again).  Adding a tool is one entry
+ * here and one in runnerd/tool_table.c, which says how runnerd runs it
+ * (runnerd refuses to start when the two disagree).
  */
 #ifndef AS_TOOLS_H
 #define AS_TOOLS_H

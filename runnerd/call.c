@@ -373,14 +373,6 @@ call_cancelled(struct call *k)
 	return 1;
 }
 
-/* run_shell with sessions disabled: sh -c in a fresh sandbox. */
-static json_t *
-shell_argv(json_t *args)
-{
-	return json_pack("[s, s, O]", "/bin/sh", "-c",
-	    json_object_get(args, "command"));
-}
-
 static void
 started(void *arg, json_t *reply, int fd, const char *why)
 {
@@ -417,11 +409,9 @@ start(struct call *k)
 	k->state = CALL_STARTING;
 	req->id = k->id;
 	req->egress = json_incref(json_object_get(k->decision, "egress"));
-	if (k->kind == CALL_SHELL)
-		req->argv = shell_argv(k->args);
-	else if (k->kind == CALL_K8S)
-		req->argv = k8s_argv(k->args);
-	else if (tf_prepare(k, req) == -1)
+	if (k->kind == CALL_ONESHOT)
+		req->argv = k->rt->argv(k->args);
+	else if (k->rt->prepare(k, req) == -1)
 		req->argv = NULL;
 	if (req->argv == NULL) {
 		call_refuse(k, "tool.failed", "the sandbox could not be "
@@ -569,18 +559,30 @@ approval_gate(struct call *k)
 		    approval_created, k);
 }
 
-/* What the call is, once approvald has allowed it. */
+/*
+ * What the call is, once approvald has allowed it.  With sessions off
+ * (sessions_max 0) run_shell without a session runs one-shot, as it
+ * did before them.
+ */
 static int
 call_kind(struct call *k, char *why, size_t whylen)
 {
-	if (session_tool(k->tool, k->args))
-		k->kind = CALL_SESSION;
-	else if (strcmp(k->tool, "run_shell") == 0)
-		k->kind = CALL_SHELL;
-	else if (strcmp(k->tool, "k8s_get_pod_status") == 0)
-		k->kind = CALL_K8S;
-	else
+	switch (k->rt->kind) {
+	case TOOL_ONESHOT:
+		k->kind = CALL_ONESHOT;
+		break;
+	case TOOL_TERRAFORM:
 		return tf_kind(k, why, whylen);
+	case TOOL_SHELL:
+		k->kind = runnerd_conf.runnerd.sessions_max > 0 ||
+		    json_object_get(k->args, "session_id") != NULL ?
+		    CALL_SESSION : CALL_ONESHOT;
+		break;
+	case TOOL_SESSION:
+	case TOOL_SESSION_END:
+		k->kind = CALL_SESSION;
+		break;
+	}
 	return 0;
 }
 
@@ -625,7 +627,7 @@ decision_recorded(void *arg, json_t *reply, int fd, const char *why)
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
 		    tf_spend_request(k), MSG_APPROVAL_SPENT, tf_spent_reply, k);
 	} else if (strcmp(decision, "approval_required") == 0 &&
-	    strcmp(k->tool, "terraform_apply") != 0)
+	    k->kind != CALL_TF_REQUEST)
 		approval_gate(k);
 	else
 		credential(k);
@@ -793,6 +795,8 @@ requested(void *arg, json_t *reply, int fd, const char *why)
 		call_refuse(k, "tool.failed", "unknown tool");
 		return;
 	}
+	/* Never NULL: runnerd's table has every tool (runner_tools_check). */
+	k->rt = runner_tool(k->tool);
 	if (tool_validate(idx, k->args, err, sizeof(err)) == -1) {
 		call_refuse(k, "tool.failed", err);
 		return;
@@ -875,39 +879,6 @@ run_text(const char *out, const char *err, const char *note)
 	return text;
 }
 
-/* The MCP result of a one-shot run_shell from the backend's result. */
-static json_t *
-shell_result(uint64_t id, json_t *r)
-{
-	const char *status, *out, *err;
-	char rid[REQID_STR_LEN], *text;
-	json_t *code, *sc;
-	int is_error;
-
-	reqid_format(id, rid);
-	status = json_string_value(json_object_get(r, "status"));
-	out = json_string_value(json_object_get(r, "stdout"));
-	err = json_string_value(json_object_get(r, "stderr"));
-	code = json_object_get(r, "exit_code");
-	is_error = status == NULL || strcmp(status, "exited") != 0 ||
-	    json_integer_value(code) != 0;
-	sc = json_deep_copy(r);
-	json_object_set_new(sc, "session_id", json_string(rid));
-	if (!json_is_integer(code))
-		json_object_set_new(sc, "exit_code", json_integer(-1));
-	json_object_set_new(sc, "truncated", json_boolean(
-	    json_is_true(json_object_get(r, "stdout_truncated")) ||
-	    json_is_true(json_object_get(r, "stderr_truncated"))));
-	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
-	    strcmp(status, "deadline") == 0));
-	json_object_del(sc, "files");
-	text = run_text(out, err, is_error && status != NULL &&
-	    strcmp(status, "exited") != 0 ? status_text(status) : NULL);
-	r = text_result(is_error, text != NULL ? text : "", sc);
-	free(text);
-	return r;
-}
-
 /* The MCP result of the call's run; terraform_apply may ask approvald. */
 static void
 shape(struct call *k)
@@ -917,11 +888,7 @@ shape(struct call *k)
 	k->state = CALL_ENDING;
 	fields = json_pack("{s:O*}", "status", json_object_get(k->outcome,
 	    "status"));
-	if (k->kind == CALL_SHELL)
-		res = shell_result(k->id, k->outcome);
-	else if (k->kind == CALL_K8S)
-		res = k8s_result(k, k->outcome);
-	else if ((res = tf_result(k, k->outcome)) == NULL &&
+	if ((res = k->rt->shape(k, k->outcome)) == NULL &&
 	    k->summary != NULL) {
 		json_decref(fields);
 		k->state = CALL_APPROVING;

@@ -66,6 +66,8 @@ main(int argc, char *argv[])
 	    "kubernetes") == 0 ? &kubernetes_backend : &gvisor_backend;
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("tools: %s", err);
+	if (runner_tools_check(runner_tools, err, sizeof(err)) == -1)
+		fatalx("tools: %s", err);
 	if (audit_init(&runnerd_conf, "runnerd") == -1)
 		fatal("audit socket path");
 	if ((fd = priv_state_dir(runnerd_conf.runnerd.state_dir,

@@ -13,12 +13,49 @@ extern const struct backend	*runnerd_backend;
 
 /* What a call runs; terraform_apply is two calls, before and after a person. */
 enum call_kind {
-	CALL_SHELL,		/* run_shell */
+	CALL_ONESHOT,		/* a command in a fresh sandbox */
 	CALL_TF_PLAN,		/* terraform_plan */
 	CALL_TF_REQUEST,	/* terraform_apply: plan, then ask approval */
 	CALL_TF_APPLY,		/* terraform_apply with an approval spent */
 	CALL_SESSION,		/* a session tool (session.c) */
-	CALL_K8S,		/* k8s_get_pod_status (k8s_tool.c) */
+};
+
+struct call;
+
+/*
+ * What runnerd does for a tool of common/tools.c: one entry each, in
+ * tool_table.c.  The kind says which members an entry must have
+ * (regress/runnerd/t_tooltable.c checks them):
+ *   argv	the sandbox's command, from the checked arguments
+ *   prepare	the sandbox's whole request: argv, workspace, files
+ *   shape	the MCP result from the backend's; NULL when out of memory,
+ *		or with call->summary set: terraform_apply's approval is
+ *		asked for
+ *   agent_op	the session agent's op, and agent_args the arguments it
+ *		takes (session-agent.py's OPS)
+ *   reply	the MCP result from the agent's reply (call, reply, the
+ *		structured content so far, the audit fields to add to)
+ */
+enum tool_kind {
+	TOOL_ONESHOT,		/* a fresh sandbox: argv, shape */
+	TOOL_TERRAFORM,		/* a fresh sandbox: prepare, shape */
+	TOOL_SESSION,		/* its session's agent: agent_op, reply */
+	TOOL_SESSION_END,	/* closes its session: nothing more */
+	TOOL_SHELL,		/* a session's, or a one-shot (call.c): all */
+};
+
+#define AGENT_ARGS_MAX	2
+
+struct runner_tool {
+	const char	*name;
+	enum tool_kind	 kind;
+	json_t		*(*argv)(const json_t *);
+	int		 (*prepare)(struct call *, struct sbx_request *);
+	json_t		*(*shape)(struct call *, json_t *);
+	const char	*agent_op;
+	const char	*agent_args[AGENT_ARGS_MAX];
+	json_t		*(*reply)(const struct call *, json_t *, json_t *,
+			    json_t *);
 };
 
 /*
@@ -50,6 +87,7 @@ struct call {
 	uint32_t		 conn;		/* 0 once mcpd has gone */
 	uid_t			 uid;		/* mcpd's, SO_PEERCRED */
 	char			*tool;
+	const struct runner_tool *rt;		/* once tool.request is recorded */
 	char			*lease;		/* NULL: nothing to revoke */
 	enum call_kind		 kind;
 	json_t			*args;
@@ -129,12 +167,28 @@ json_t	*tf_result(struct call *, json_t *);
 json_t	*tf_approval_request(const struct call *);
 json_t	*tf_pending_result(struct call *, json_t *, const char *);
 
+/* tool_table.c */
+extern const struct runner_tool	runner_tools[];
+const struct runner_tool *runner_tool(const char *);
+int	runner_tools_check(const struct runner_tool *, char *, size_t);
+
+/* tool_shell.c: run_shell without a session */
+json_t	*shell_argv(const json_t *);
+json_t	*shell_result(struct call *, json_t *);
+
+/* tool_session.c: a session tool's reply as its MCP result */
+json_t	*session_run_reply(const struct call *, json_t *, json_t *, json_t *);
+json_t	*session_write_reply(const struct call *, json_t *, json_t *,
+	    json_t *);
+json_t	*session_read_reply(const struct call *, json_t *, json_t *, json_t *);
+json_t	*session_reset_reply(const struct call *, json_t *, json_t *,
+	    json_t *);
+
 /* k8s_tool.c */
 json_t	*k8s_argv(const json_t *);
 json_t	*k8s_result(struct call *, json_t *);
 
 /* session.c */
-int	session_tool(const char *, json_t *);
 void	session_call(struct call *);
 void	session_cancel(struct call *);
 void	session_conn_closed(uint32_t);

@@ -29,7 +29,6 @@ _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "key in a pointer");
 
 #define SESSION_PREFIX	"ses-"
 #define REAP_MS		1000
-#define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
 #define PATH_RULE	"the path must be relative to the session workspace, " \
 			"without \"..\""
 
@@ -67,29 +66,6 @@ struct session {
 
 static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static uint64_t			 reap_timer;
-
-static const char *const session_tools[] = {
-	"run_python", "run_shell", "write_file", "read_file", "reset",
-	"close_session", NULL
-};
-
-/*
- * Whether a call goes to a session.  With sessions off (sessions_max 0)
- * run_shell without a session runs one-shot, as it did before them.
- */
-int
-session_tool(const char *tool, json_t *args)
-{
-	size_t i;
-
-	if (strcmp(tool, "run_shell") == 0)
-		return runnerd_conf.runnerd.sessions_max > 0 ||
-		    json_object_get(args, "session_id") != NULL;
-	for (i = 0; session_tools[i] != NULL; i++)
-		if (strcmp(session_tools[i], tool) == 0)
-			return 1;
-	return 0;
-}
 
 static struct session *
 session_by_id(const char *id)
@@ -216,33 +192,31 @@ path_ok(const char *p)
 
 /* The agent's request for a tool's call (session-agent.py's OPS). */
 static json_t *
-agent_request(const char *tool, json_t *a)
+agent_request(const struct runner_tool *rt, json_t *a)
 {
-	if (strcmp(tool, "run_python") == 0)
-		return json_pack("{s:s, s:O}", "op", "python", "code",
-		    json_object_get(a, "code"));
-	if (strcmp(tool, "run_shell") == 0)
-		return json_pack("{s:s, s:O}", "op", "shell", "command",
-		    json_object_get(a, "command"));
-	if (strcmp(tool, "write_file") == 0)
-		return json_pack("{s:s, s:O, s:O}", "op", "write", "path",
-		    json_object_get(a, "path"), "content",
-		    json_object_get(a, "content"));
-	if (strcmp(tool, "read_file") == 0)
-		return json_pack("{s:s, s:O}", "op", "read", "path",
-		    json_object_get(a, "path"));
-	return json_pack("{s:s}", "op", "reset");
+	json_t *req, *v;
+	size_t i;
+
+	if ((req = json_pack("{s:s}", "op", rt->agent_op)) == NULL)
+		return NULL;
+	for (i = 0; i < AGENT_ARGS_MAX && rt->agent_args[i] != NULL; i++)
+		if ((v = json_object_get(a, rt->agent_args[i])) == NULL ||
+		    json_object_set(req, rt->agent_args[i], v) == -1) {
+			json_decref(req);
+			return NULL;
+		}
+	return req;
 }
 
 /* Sends a tool's request on to s's agent; -1 if it cannot. */
 static int
-agent_send(struct session *s, const char *tool, json_t *args)
+agent_send(struct session *s, const struct runner_tool *rt, json_t *args)
 {
 	json_t *req;
 	int r;
 
 	s->used = ev_now_ms();
-	req = agent_request(tool, args);
+	req = agent_request(rt, args);
 	r = req != NULL ? runnerd_backend->session_call(s->key, req) : -1;
 	json_decref(req);
 	return r;
@@ -254,7 +228,7 @@ session_send(struct session *s)
 {
 	struct call *k = s->call;
 
-	if (agent_send(s, k->tool, k->args) == -1) {
+	if (agent_send(s, k->rt, k->args) == -1) {
 		s->call = NULL;
 		call_refuse(k, "tool.failed", "cannot reach the session");
 	} else
@@ -338,7 +312,7 @@ session_call(struct call *k)
 	}
 	if ((s = session_usable(id, k->conn, why, sizeof(why))) != NULL) {
 		s->call = k;
-		if (strcmp(k->tool, "close_session") == 0)
+		if (k->rt->kind == TOOL_SESSION_END)
 			session_end(s, "closed by its client");
 		else
 			session_send(s);
@@ -431,7 +405,7 @@ session_operator(uint32_t conn, uint64_t reqid, uid_t uid, const char *tool,
 static void
 op_send(struct session *s, struct op_call *op)
 {
-	if (agent_send(s, op->tool, op->args) == -1) {
+	if (agent_send(s, runner_tool(op->tool), op->args) == -1) {
 		s->op = NULL;
 		op_fail(op, "cannot reach the session");
 	}
@@ -585,83 +559,6 @@ session_conn_closed(uint32_t conn)
 		}
 }
 
-/* Copies reply[key] into sc when it has the type the schema says. */
-static void
-field(json_t *sc, json_t *reply, const char *key, json_type type)
-{
-	json_t *v = json_object_get(reply, key);
-
-	if (v != NULL && json_typeof(v) == type)
-		json_object_set(sc, key, v);
-}
-
-/* The first AUDIT_OUTPUT bytes of a string, cut between characters. */
-static json_t *
-capped(json_t *v)
-{
-	const char *s = json_string_value(v);
-	size_t n;
-
-	if (s == NULL)
-		return json_string("");
-	n = strnlen(s, AUDIT_OUTPUT);
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return json_stringn(s, n);
-}
-
-#define LOST	"; the Python state (variables, imports) is lost, the next " \
-		"call starts afresh"
-
-/* The MCP result of a run_python or run_shell, and its audit fields. */
-static json_t *
-run_result(json_t *reply, json_t *sc, json_t *audit)
-{
-	char note[256], *text;
-	json_t *res;
-	int code, lost;
-
-	field(sc, reply, "exit_code", JSON_INTEGER);
-	field(sc, reply, "stdout", JSON_STRING);
-	field(sc, reply, "stderr", JSON_STRING);
-	if (json_object_get(sc, "exit_code") == NULL)
-		json_object_set_new(sc, "exit_code", json_integer(-1));
-	code = json_integer_value(json_object_get(sc, "exit_code"));
-	json_object_set_new(sc, "truncated", json_boolean(
-	    json_is_true(json_object_get(reply, "stdout_truncated")) ||
-	    json_is_true(json_object_get(reply, "stderr_truncated"))));
-	json_object_set_new(sc, "timed_out", json_boolean(json_is_true(
-	    json_object_get(reply, "timed_out"))));
-	lost = json_is_true(json_object_get(reply, "state_lost"));
-	if (json_object_get(reply, "state_lost") != NULL)
-		json_object_set_new(sc, "state_lost", json_boolean(lost));
-	if (json_is_true(json_object_get(sc, "timed_out")))
-		snprintf(note, sizeof(note), "killed: the call ran past its "
-		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,
-		    lost ? LOST : "");
-	else if (json_is_true(json_object_get(reply, "cancelled")))
-		snprintf(note, sizeof(note), "killed: cancelled%s",
-		    lost ? LOST : "");
-	else if (lost)
-		snprintf(note, sizeof(note), "the Python worker ended%s", LOST);
-	else
-		note[0] = '\0';
-	text = run_text(json_string_value(json_object_get(sc, "stdout")),
-	    json_string_value(json_object_get(sc, "stderr")),
-	    note[0] != '\0' ? note : NULL);
-	res = text_result(code != 0 || note[0] != '\0', text != NULL ? text :
-	    "", json_incref(sc));
-	free(text);
-	json_object_set_new(audit, "exit_code", json_integer(code));
-	json_object_set_new(audit, "stdout", capped(json_object_get(sc,
-	    "stdout")));
-	json_object_set_new(audit, "stderr", capped(json_object_get(sc,
-	    "stderr")));
-	json_object_set(audit, "truncated", json_object_get(sc, "truncated"));
-	json_object_set(audit, "timed_out", json_object_get(sc, "timed_out"));
-	return res;
-}
-
 /* The MCP result of the agent's reply to s's call. */
 static json_t *
 reply_result(struct session *s, json_t *reply, json_t *audit)
@@ -678,37 +575,7 @@ reply_result(struct session *s, json_t *reply, json_t *audit)
 		return text_result(1, text, NULL);
 	}
 	sc = json_pack("{s:s}", "session_id", s->id);
-	if (strcmp(k->tool, "run_python") == 0 ||
-	    strcmp(k->tool, "run_shell") == 0)
-		res = run_result(reply, sc, audit);
-	else if (strcmp(k->tool, "write_file") == 0 ||
-	    strcmp(k->tool, "read_file") == 0) {
-		json_object_set(sc, "path", json_object_get(k->args, "path"));
-		field(sc, reply, "bytes", JSON_INTEGER);
-		field(sc, reply, "content", JSON_STRING);
-		if (json_object_get(sc, "bytes") == NULL)
-			json_object_set_new(sc, "bytes", json_integer(0));
-		if (strcmp(k->tool, "read_file") == 0) {
-			if (json_object_get(sc, "content") == NULL)
-				json_object_set_new(sc, "content",
-				    json_string(""));
-			json_object_set_new(sc, "truncated", json_boolean(
-			    json_is_true(json_object_get(reply,
-			    "truncated"))));
-			res = text_result(0, json_string_value(
-			    json_object_get(sc, "content")), json_incref(sc));
-		} else {
-			snprintf(text, sizeof(text), "wrote %" JSON_INTEGER_FORMAT
-			    " bytes", json_integer_value(json_object_get(sc,
-			    "bytes")));
-			res = text_result(0, text, json_incref(sc));
-		}
-		json_object_set(audit, "bytes", json_object_get(sc, "bytes"));
-	} else {
-		json_object_set_new(sc, "reset", json_true());
-		res = text_result(0, "the Python state is cleared",
-		    json_incref(sc));
-	}
+	res = k->rt->reply(k, reply, sc, audit);
 	json_decref(sc);
 	return res;
 }
@@ -778,7 +645,7 @@ session_ended(struct session *s, json_t *j)
 	if (k != NULL) {
 		audit = audit_fields(s);
 		s->call = NULL;
-		if (strcmp(k->tool, "close_session") == 0 && s->ending != NULL &&
+		if (k->rt->kind == TOOL_SESSION_END && s->ending != NULL &&
 		    strcmp(s->ending, "closed by its client") == 0)
 			call_finish(k, text_result(0, "the session is closed",
 			    json_pack("{s:s, s:b}", "session_id", s->id,

@@ -89,20 +89,17 @@ tf_kind(struct call *k, char *why, size_t whylen)
 		    k->tool);
 		return -1;
 	}
-	if (strcmp(k->tool, "terraform_plan") == 0)
+	/* A tool that cannot apply only plans (its phases: tools.c). */
+	if (!(tool_phases(k->tool) & PHASE_APPLY)) {
 		k->kind = CALL_TF_PLAN;
-	else if (strcmp(k->tool, "terraform_apply") == 0) {
-		/* brokerd picks the credential by the same rule. */
-		k->kind = call_phase(k->tool, k->args) == PHASE_APPLY ?
-		    CALL_TF_APPLY : CALL_TF_REQUEST;
-		id = json_string_value(json_object_get(k->args, "approval_id"));
-		if (id != NULL && (k->approval_id = strdup(id)) == NULL)
-			fatal("approval id");
-	} else {
-		snprintf(why, whylen, "tool %s is not available in this "
-		    "runnerd", k->tool);
-		return -1;
+		return 0;
 	}
+	/* brokerd picks the credential by the same rule. */
+	k->kind = call_phase(k->tool, k->args) == PHASE_APPLY ?
+	    CALL_TF_APPLY : CALL_TF_REQUEST;
+	id = json_string_value(json_object_get(k->args, "approval_id"));
+	if (id != NULL && (k->approval_id = strdup(id)) == NULL)
+		fatal("approval id");
 	return 0;
 }
 

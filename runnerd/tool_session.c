@@ -1,0 +1,140 @@
+/*
+ * A session tool's reply from the session agent as its MCP result, and
+ * the fields its tool.result records: one function per shape, named by
+ * the tool's entry in tool_table.c.  The error reply, common to all, is
+ * session.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runnerd.h"
+
+#define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
+
+/* Copies reply[key] into sc when it has the type the schema says. */
+static void
+field(json_t *sc, json_t *reply, const char *key, json_type type)
+{
+	json_t *v = json_object_get(reply, key);
+
+	if (v != NULL && json_typeof(v) == type)
+		json_object_set(sc, key, v);
+}
+
+/* The first AUDIT_OUTPUT bytes of a string, cut between characters. */
+static json_t *
+capped(json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n;
+
+	if (s == NULL)
+		return json_string("");
+	n = strnlen(s, AUDIT_OUTPUT);
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return json_stringn(s, n);
+}
+
+#define LOST	"; the Python state (variables, imports) is lost, the next " \
+		"call starts afresh"
+
+/* The MCP result of a run_python or run_shell, and its audit fields. */
+json_t *
+session_run_reply(const struct call *k, json_t *reply, json_t *sc,
+    json_t *audit)
+{
+	char note[256], *text;
+	json_t *res;
+	int code, lost;
+
+	(void)k;
+	field(sc, reply, "exit_code", JSON_INTEGER);
+	field(sc, reply, "stdout", JSON_STRING);
+	field(sc, reply, "stderr", JSON_STRING);
+	if (json_object_get(sc, "exit_code") == NULL)
+		json_object_set_new(sc, "exit_code", json_integer(-1));
+	code = json_integer_value(json_object_get(sc, "exit_code"));
+	json_object_set_new(sc, "truncated", json_boolean(
+	    json_is_true(json_object_get(reply, "stdout_truncated")) ||
+	    json_is_true(json_object_get(reply, "stderr_truncated"))));
+	json_object_set_new(sc, "timed_out", json_boolean(json_is_true(
+	    json_object_get(reply, "timed_out"))));
+	lost = json_is_true(json_object_get(reply, "state_lost"));
+	if (json_object_get(reply, "state_lost") != NULL)
+		json_object_set_new(sc, "state_lost", json_boolean(lost));
+	if (json_is_true(json_object_get(sc, "timed_out")))
+		snprintf(note, sizeof(note), "killed: the call ran past its "
+		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,
+		    lost ? LOST : "");
+	else if (json_is_true(json_object_get(reply, "cancelled")))
+		snprintf(note, sizeof(note), "killed: cancelled%s",
+		    lost ? LOST : "");
+	else if (lost)
+		snprintf(note, sizeof(note), "the Python worker ended%s", LOST);
+	else
+		note[0] = '\0';
+	text = run_text(json_string_value(json_object_get(sc, "stdout")),
+	    json_string_value(json_object_get(sc, "stderr")),
+	    note[0] != '\0' ? note : NULL);
+	res = text_result(code != 0 || note[0] != '\0', text != NULL ? text :
+	    "", json_incref(sc));
+	free(text);
+	json_object_set_new(audit, "exit_code", json_integer(code));
+	json_object_set_new(audit, "stdout", capped(json_object_get(sc,
+	    "stdout")));
+	json_object_set_new(audit, "stderr", capped(json_object_get(sc,
+	    "stderr")));
+	json_object_set(audit, "truncated", json_object_get(sc, "truncated"));
+	json_object_set(audit, "timed_out", json_object_get(sc, "timed_out"));
+	return res;
+}
+
+/* write_file's and read_file's: the path, the bytes written or read. */
+static void
+file_fields(const struct call *k, json_t *reply, json_t *sc, json_t *audit)
+{
+	json_object_set(sc, "path", json_object_get(k->args, "path"));
+	field(sc, reply, "bytes", JSON_INTEGER);
+	field(sc, reply, "content", JSON_STRING);
+	if (json_object_get(sc, "bytes") == NULL)
+		json_object_set_new(sc, "bytes", json_integer(0));
+	json_object_set(audit, "bytes", json_object_get(sc, "bytes"));
+}
+
+json_t *
+session_write_reply(const struct call *k, json_t *reply, json_t *sc,
+    json_t *audit)
+{
+	char text[64];
+
+	file_fields(k, reply, sc, audit);
+	snprintf(text, sizeof(text), "wrote %" JSON_INTEGER_FORMAT " bytes",
+	    json_integer_value(json_object_get(sc, "bytes")));
+	return text_result(0, text, json_incref(sc));
+}
+
+json_t *
+session_read_reply(const struct call *k, json_t *reply, json_t *sc,
+    json_t *audit)
+{
+	file_fields(k, reply, sc, audit);
+	if (json_object_get(sc, "content") == NULL)
+		json_object_set_new(sc, "content", json_string(""));
+	json_object_set_new(sc, "truncated", json_boolean(json_is_true(
+	    json_object_get(reply, "truncated"))));
+	return text_result(0, json_string_value(json_object_get(sc,
+	    "content")), json_incref(sc));
+}
+
+json_t *
+session_reset_reply(const struct call *k, json_t *reply, json_t *sc,
+    json_t *audit)
+{
+	(void)k;
+	(void)reply;
+	(void)audit;
+	json_object_set_new(sc, "reset", json_true());
+	return text_result(0, "the Python state is cleared", json_incref(sc));
+}
