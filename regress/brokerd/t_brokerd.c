@@ -196,6 +196,9 @@ suite_start(const char *ca, enum audit_kind audit)
 	FMT(conf,
 	    "runtime_dir: %s\n"
 	    "seccomp: enforce\n"
+	    /* Vault's 60 s of the held issues: runnerd would wait longer. */
+	    "runnerd:\n"
+	    "  peer_timeout: 10m\n"
 	    "auditd:\n"
 	    "  user: \"\"\n"
 	    "  peers: { users: [%u] }\n"
