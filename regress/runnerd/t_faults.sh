@@ -39,7 +39,8 @@ fault_case()
 {
 	atf_test_case "$1" cleanup
 	eval "$1_head() {
-		atf_set descr '$1 stopped for 10 s: $2; after SIGCONT every call ends once, no record twice'
+		atf_set descr '$1 stopped for 10 s: $2; after SIGCONT \
+every call ends once, no record twice'
 		atf_set require.user root
 		atf_set require.progs 'runsc python3'
 		atf_set timeout 240
