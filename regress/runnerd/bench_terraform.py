@@ -16,45 +16,13 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchsuite import TOP, Suite, bench_args, workdir  # noqa: E402
+
 TF_ENV = dict(os.environ, TF_IN_AUTOMATION="1", TF_INPUT="0",
               CHECKPOINT_DISABLE="1", TF_CLI_CONFIG_FILE="/dev/null")
-
-
-def config(w):
-    uid = os.getuid()
-    return f"""runtime_dir: {w}/run
-mcpd: {{ user: "" }}
-runnerd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  state_dir: {w}/var/runner
-  timeout: 120s
-approvald:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  operators: {{ users: [{uid}] }}
-  policy: {w}/policy.yaml
-  database: {w}/var/approvals.db
-brokerd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  journal: {w}/var/leases.journal
-  scopes:
-    terraform: {{ engine: none, tools: [terraform_plan, terraform_apply] }}
-auditd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  readers: {{ users: [{uid}] }}
-  log: {w}/var/audit.jsonl
-  key: {w}/var/ckpt/checkpoint.key
-  pubkey: {w}/var/audit-checkpoint.pub
-  checkpoint_file: {w}/var/ckpt/checkpoint.json
-"""
 
 
 class Mcp:
@@ -120,25 +88,11 @@ def bare(module, rounds):
 
 
 def suite(build, w, rounds):
-    os.makedirs(f"{w}/run")
-    os.makedirs(f"{w}/var")
-    with open(f"{w}/conf.yaml", "w") as f:
-        f.write(config(w))
-    with open(f"{TOP}/etc/policy.yaml") as f:
-        policy = f.read().replace("terraform_root: /var/lib/agent-sandbox"
-                                  "/terraform", f"terraform_root: {w}/tf")
-    with open(f"{w}/policy.yaml", "w") as f:
-        f.write(policy)
-    conf, binp = f"{w}/conf.yaml", f"{build}/bin"
-    daemons = []
-    for d, sock in (("auditd", "audit"), ("approvald", "approval"),
-                    ("brokerd", "broker"), ("runnerd", "runner")):
-        daemons.append(subprocess.Popen([f"{binp}/{d}", "-d", "-f", conf],
-                                        stderr=subprocess.DEVNULL))
-        for _ in range(200):
-            if os.path.exists(f"{w}/run/{sock}.sock"):
-                break
-            time.sleep(0.05)
+    daemons = Suite(build, w, runnerd="  timeout: 120s\n", brokerd="""\
+  scopes:
+    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }
+""")
+    conf, binp = daemons.conf, f"{build}/bin"
     mcp = Mcp(f"{binp}/mcpd", conf)
     plans, applies = [], []
     try:
@@ -155,26 +109,17 @@ def suite(build, w, rounds):
                                     "approval_id": pend["approval_id"]})))
     finally:
         mcp.close()
-        for p in daemons:
-            p.terminate()
-        for p in daemons:
-            p.wait()
+        daemons.close()
     return plans, applies
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    build = os.path.abspath(sys.argv[1])
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
-    w = tempfile.mkdtemp(prefix="bench-tf.", dir="/var/tmp")
-    try:
+    build, rounds = bench_args(__doc__, 10)
+    with workdir("bench-tf") as w:
         for where in ("bare", "tf"):
             shutil.copytree(f"{TOP}/terraform/demo", f"{w}/{where}/demo")
         bplan, bapply = bare(f"{w}/bare/demo", rounds)
         splan, sapply = suite(build, w, rounds)
-    finally:
-        shutil.rmtree(w, ignore_errors=True)
     for name, b, s in (("plan", bplan, splan), ("apply", bapply, sapply)):
         mb, ms = statistics.median(b), statistics.median(s)
         print(f"terraform {name}: bare {mb:.0f} ms, through the suite "
