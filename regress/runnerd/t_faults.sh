@@ -17,8 +17,9 @@ fault()
 	command -v terraform >/dev/null || atf_skip "terraform is not installed"
 	mkdir tf
 	cp -R "$(as_src)/terraform/demo" tf/
-	# Longer than the stop: a stalled peer delays a call, never fails it.
-	AS_TF_RUNNERD_EXTRA="  peer_timeout: 30s" as_tf_suite "[demo]"
+	# Longer than the stop (and than brokerd's Vault waits, 30.6 s): a
+	# stalled peer delays a call, never fails it.
+	AS_TF_RUNNERD_EXTRA="  peer_timeout: 40s" as_tf_suite "[demo]"
 	python3 "$(atf_get_srcdir)/fault_check.py" "$1" "$(peer_pid "$1")" \
 	    "$AS_RUN/runner.sock" var/audit.jsonl ||
 	    atf_fail "$1 stopped: see stderr"
