@@ -254,20 +254,19 @@ sbx_result(struct sbx *s)
 			status = "memory_limit";
 		code = json_integer(ec);
 	}
-	r = json_pack("{s:s, s:o, s:o, s:o, s:b, s:b, s:I, s:o}",
+	r = json_pack("{s:s, s:o, s:o, s:o, s:b, s:b, s:I}",
 	    "status", status, "exit_code", code,
 	    "stdout", text_json(s->out.buf, s->out.len),
 	    "stderr", text_json(s->err.buf, s->err.len),
 	    "stdout_truncated", s->out.truncated,
 	    "stderr_truncated", s->err.truncated,
-	    "duration_ms", (json_int_t)(ev_now_ms() - s->started),
-	    "files", files_collect(work, json_object_get(s->req,
-	    "files_out"), conf->runnerd.output_max));
+	    "duration_ms", (json_int_t)(ev_now_ms() - s->started));
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
 	if (r != NULL)
-		workspace_keep(work, s->req, r, strcmp(status, "exited") == 0 &&
+		workspace_collect_confined(conf, work, s->req, r,
+		    strcmp(status, "exited") == 0 &&
 		    json_integer_value(code) == 0);
 	return r;
 }

@@ -83,6 +83,11 @@ int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
+/* confine.c: the launcher's reads of agent trees, under Landlock */
+struct sandbox_paths;
+json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
+	    json_t *(*)(void *), void *, char *, size_t);
+
 /* workspace.c */
 const char *workspace_state_root(const struct as_config *);
 json_t	*files_collect(const char *, json_t *, size_t);
@@ -92,6 +97,8 @@ int	 workspace_seed(const struct as_config *, const char *, json_t *,
 int	 workspace_seed_confined(const struct as_config *, const char *,
 	    json_t *, char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);
+void	 workspace_collect_confined(const struct as_config *, const char *,
+	    json_t *, json_t *, int);
 
 /* render.c: the plan shown where no module code ran */
 void	 render_exec(const struct as_config *, const char *, const json_t *,

@@ -149,7 +149,7 @@ render_prepare(const struct as_config *c, const char *dir, json_t *planned,
 		snprintf(why, whylen, "render: out of memory");
 		return -1;
 	}
-	r = workspace_seed(c, work, rreq, why, whylen);
+	r = workspace_seed_confined(c, work, rreq, why, whylen);
 	json_decref(rreq);
 	return r;
 }
@@ -162,7 +162,7 @@ void
 render_collect(const struct as_config *c, const char *work, int ok,
     json_t *planned, const char *why)
 {
-	json_t *names;
+	json_t *req;
 
 	if (!ok) {
 		json_object_set_new(planned, "error", json_sprintf("the plan "
@@ -172,8 +172,8 @@ render_collect(const struct as_config *c, const char *work, int ok,
 		json_object_del(planned, "files");
 		return;
 	}
-	names = json_pack("[s, s]", "plan.json", "plan.txt");
-	json_object_set_new(planned, "files", files_collect(work, names,
-	    c->runnerd.output_max));
-	json_decref(names);
+	req = json_pack("{s:[s, s]}", "files_out", "plan.json", "plan.txt");
+	if (req != NULL)
+		workspace_collect_confined(c, work, req, planned, 0);
+	json_decref(req);
 }

@@ -442,68 +442,115 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	return 0;
 }
 
+struct seed_job {
+	const struct as_config	*c;
+	const char		*work;
+	json_t			*req;
+};
+
+static json_t *
+seed_child(void *arg)
+{
+	struct seed_job *j = arg;
+	char why[1024] = "";
+	int r;
+
+	r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
+	return json_pack("{s:b, s:s, s:O?}", "ok", r == 0, "why", why,
+	    "snapshot", json_object_get(j->req, "snapshot"));
+}
+
 /*
  * workspace_seed in a child that can read nothing but the working
- * directory and write nothing but the working directory's state and the
- * workspace (Landlock), with the claim keeper's system calls (files
- * only: no socket, no exec): should a path ever be followed where it
- * must not be, it still leads nowhere else.  The snapshot's digest
- * comes back into req.
+ * directory and write nothing but runnerd's terraform state and the
+ * workspace (confine.c).  The snapshot's digest comes back into req.
  */
 int
 workspace_seed_confined(const struct as_config *c, const char *work,
     json_t *req, char *why, size_t whylen)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	char buf[2048], terraform[PATH_MAX], *s;
+	struct seed_job job = { c, work, req };
+	char terraform[PATH_MAX];
+	const char *w;
 	json_t *reply;
-	ssize_t n;
-	pid_t pid;
-	int p[2], status, r;
+	int r;
 
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
-	    pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1) {
 		snprintf(why, whylen, "workspace: %s", strerror(errno));
 		return -1;
 	}
-	if (pid == 0) {
-		close(p[0]);
-		paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
-		paths.rw[0] = terraform;
-		paths.rw[1] = work;
-		sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
-		why[0] = '\0';
-		r = workspace_seed(c, work, req, why, whylen);
-		reply = json_pack("{s:b, s:s, s:O?}", "ok", r == 0, "why", why,
-		    "snapshot", json_object_get(req, "snapshot"));
-		if (reply != NULL && (s = json_dumps(reply, JSON_COMPACT)) !=
-		    NULL)
-			(void)write_full(p[1], s, strlen(s));
-		_exit(r == 0 ? 0 : 1);
-	}
-	close(p[1]);
-	n = read_full(p[0], buf, sizeof(buf) - 1);
-	close(p[0]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	buf[n > 0 ? n : 0] = '\0';
-	if ((reply = json_loads(buf, 0, NULL)) == NULL) {
-		snprintf(why, whylen, "the workspace copy ended abnormally "
-		    "(status %#x)", status);
+	paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
+	paths.rw[0] = terraform;
+	paths.rw[1] = work;
+	if ((reply = confined_run(c, &paths, seed_child, &job, why,
+	    whylen)) == NULL)
 		return -1;
-	}
 	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
+	w = json_string_value(json_object_get(reply, "why"));
 	if (r == -1)
-		snprintf(why, whylen, "%s", json_string_value(json_object_get(
-		    reply, "why")) != NULL ? json_string_value(json_object_get(
-		    reply, "why")) : "the workspace copy failed");
+		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
+		    "the workspace copy failed");
 	json_object_del(req, "snapshot");
 	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
 		json_object_set(req, "snapshot", json_object_get(reply,
 		    "snapshot"));
 	json_decref(reply);
 	return r;
+}
+
+struct collect_job {
+	const struct as_config	*c;
+	const char		*work;
+	json_t			*req;
+	int			 clean;
+};
+
+static json_t *
+collect_child(void *arg)
+{
+	struct collect_job *j = arg;
+	json_t *r;
+
+	if ((r = json_object()) == NULL)
+		return NULL;
+	json_object_set_new(r, "files", files_collect(j->work,
+	    json_object_get(j->req, "files_out"), j->c->runnerd.output_max));
+	workspace_keep(j->work, j->req, r, j->clean);
+	return r;
+}
+
+/*
+ * After the sandbox, files_collect and workspace_keep in a child that
+ * reads nothing but the workspace and writes nothing but runnerd's
+ * terraform state (confine.c); what they give goes into r.
+ */
+void
+workspace_collect_confined(const struct as_config *c, const char *work,
+    json_t *req, json_t *r, int clean)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	struct collect_job job = { c, work, req, clean };
+	char terraform[PATH_MAX], why[256];
+	json_t *reply;
+
+	if (pathf(terraform, sizeof(terraform), "%s/terraform",
+	    workspace_state_root(c)) == -1) {
+		json_object_set_new(r, "error", json_string("workspace: "
+		    "path too long"));
+		return;
+	}
+	paths.ro[0] = work;
+	paths.rw[0] = terraform;
+	if ((reply = confined_run(c, &paths, collect_child, &job, why,
+	    sizeof(why))) == NULL) {
+		json_object_set_new(r, "error", json_sprintf("collect: %s",
+		    why));
+		return;
+	}
+	json_object_update(r, reply);
+	json_decref(reply);
 }
 
 /*

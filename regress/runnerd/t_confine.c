@@ -1,0 +1,156 @@
+/*
+ * The launcher reads agent trees only in a Landlock domain (confine.c):
+ * a read outside the paths it was given fails there, even as root.
+ */
+#include <sys/stat.h>
+
+#include <atf-c.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "../../common/config.h"
+#include "../../common/sandbox.h"
+#include "../../runnerd/launcher.h"
+
+static struct as_config	 conf;
+static char		 base[PATH_MAX];
+
+/* A tree with a file, a secret beside it, and runnerd's state dir. */
+static void
+setup(void)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (sandbox_landlock_abi() < 1)
+		atf_tc_skip("Landlock is not available");
+	ATF_REQUIRE(getcwd(base, sizeof(base)) != NULL);
+	strlcpy(conf.seccomp, "trap", sizeof(conf.seccomp));
+	strlcpy(conf.runnerd.backend, "gvisor", sizeof(conf.runnerd.backend));
+	ATF_REQUIRE(pathf(conf.runnerd.state_dir,
+	    sizeof(conf.runnerd.state_dir), "%s/state", base) == 0);
+	conf.runnerd.output_max = 4096;
+	ATF_REQUIRE(mkdir("state", 0700) == 0);
+	ATF_REQUIRE(mkdir("state/terraform", 0700) == 0);
+	ATF_REQUIRE(mkdir("work", 0700) == 0);
+	ATF_REQUIRE(mkdir("outside", 0700) == 0);
+	ATF_REQUIRE((f = fopen("work/out.txt", "w")) != NULL);
+	fputs("from the sandbox\n", f);
+	fclose(f);
+	ATF_REQUIRE((f = fopen("outside/secret", "w")) != NULL);
+	fputs("host secret\n", f);
+	fclose(f);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/outside/secret", base) == 0);
+	/* Readable here, outside the domain. */
+	ATF_REQUIRE(access(path, R_OK) == 0);
+}
+
+static json_t *
+try_open(void *arg)
+{
+	const char *const *paths = arg;
+	json_t *r;
+	int fd;
+
+	r = json_object();
+	for (; *paths != NULL; paths++) {
+		fd = open(*paths, O_RDONLY);
+		json_object_set_new(r, *paths, json_integer(fd == -1 ? errno :
+		    0));
+		if (fd != -1)
+			close(fd);
+	}
+	return r;
+}
+
+static int
+result(json_t *r, const char *path)
+{
+	ATF_REQUIRE(json_object_get(r, path) != NULL);
+	return (int)json_integer_value(json_object_get(r, path));
+}
+
+ATF_TC_WITHOUT_HEAD(reads_outside_denied);
+ATF_TC_BODY(reads_outside_denied, tc)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char work[PATH_MAX], in[PATH_MAX], secret[PATH_MAX], why[256];
+	const char *probes[] = { in, secret, "/etc/shadow", "/root",
+	    "/etc/passwd", NULL };
+	json_t *r;
+
+	(void)tc;
+	setup();
+	ATF_REQUIRE(pathf(work, sizeof(work), "%s/work", base) == 0);
+	ATF_REQUIRE(pathf(in, sizeof(in), "%s/work/out.txt", base) == 0);
+	ATF_REQUIRE(pathf(secret, sizeof(secret), "%s/outside/secret",
+	    base) == 0);
+	paths.ro[0] = work;
+	r = confined_run(&conf, &paths, try_open, probes, why, sizeof(why));
+	ATF_REQUIRE_MSG(r != NULL, "%s", why);
+	ATF_CHECK_EQ(result(r, in), 0);
+	ATF_CHECK_EQ(result(r, secret), EACCES);
+	ATF_CHECK_EQ(result(r, "/etc/shadow"), EACCES);
+	ATF_CHECK_EQ(result(r, "/root"), EACCES);
+	ATF_CHECK_EQ(result(r, "/etc/passwd"), EACCES);
+	json_decref(r);
+}
+
+/* A child that dies answers nothing, and the caller hears why. */
+static json_t *
+die(void *arg)
+{
+	(void)arg;
+	_exit(3);
+}
+
+ATF_TC_WITHOUT_HEAD(child_dies);
+ATF_TC_BODY(child_dies, tc)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char why[256];
+
+	(void)tc;
+	setup();
+	ATF_CHECK(confined_run(&conf, &paths, die, NULL, why,
+	    sizeof(why)) == NULL);
+	ATF_CHECK(strstr(why, "ended abnormally") != NULL);
+}
+
+/* The launcher's collection, through that child, still gets its files. */
+ATF_TC_WITHOUT_HEAD(collect);
+ATF_TC_BODY(collect, tc)
+{
+	char work[PATH_MAX];
+	json_t *req, *r;
+
+	(void)tc;
+	setup();
+	ATF_REQUIRE(pathf(work, sizeof(work), "%s/work", base) == 0);
+	ATF_REQUIRE(symlink("../outside/secret", "work/link") == 0);
+	req = json_pack("{s:[s, s, s]}", "files_out", "out.txt", "link",
+	    "missing");
+	r = json_object();
+	workspace_collect_confined(&conf, work, req, r, 1);
+	ATF_CHECK(json_object_get(r, "error") == NULL);
+	ATF_CHECK_STREQ(json_string_value(json_object_get(json_object_get(r,
+	    "files"), "out.txt")), "from the sandbox\n");
+	ATF_CHECK(json_object_get(json_object_get(r, "files"), "link") ==
+	    NULL);
+	ATF_CHECK_EQ(json_object_size(json_object_get(r, "files")), 1);
+	json_decref(req);
+	json_decref(r);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, reads_outside_denied);
+	ATF_TP_ADD_TC(tp, child_dies);
+	ATF_TP_ADD_TC(tp, collect);
+	return atf_no_error();
+}
