@@ -60,7 +60,10 @@ static const char plan_script[] = TF_ENV TF_INIT TF_PHASE("plan")
     "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
     " || exit 4";
 
-/* The kubernetes backend has no render yet: the Job shows its plan. */
+/*
+ * The kubernetes backend has no render yet: the Job shows its plan, so
+ * that plan goes to the agent only and no approval is asked (tf_kind).
+ */
 static const char plan_show_script[] = TF_ENV TF_INIT TF_PHASE("plan")
     "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
     " >plan.txt 2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; "
@@ -77,7 +80,17 @@ working_dir(const struct call *k)
 	return json_string_value(json_object_get(k->args, "working_dir"));
 }
 
-/* Which of the three a call is; -1 and why when approvald gave no path. */
+/* Whether the backend renders a saved plan outside its sandbox (render.c). */
+static int
+tf_renders(void)
+{
+	return strcmp(runnerd_conf.runnerd.backend, "gvisor") == 0;
+}
+
+/*
+ * Which of the three a call is; -1 and why when approvald gave no path
+ * or the backend cannot show a plan for approval.
+ */
 int
 tf_kind(struct call *k, char *why, size_t whylen)
 {
@@ -97,6 +110,17 @@ tf_kind(struct call *k, char *why, size_t whylen)
 	/* brokerd picks the credential by the same rule. */
 	k->kind = call_phase(k->tool, k->args) == PHASE_APPLY ?
 	    CALL_TF_APPLY : CALL_TF_REQUEST;
+	/*
+	 * No render outside the module's code there: a person would
+	 * approve what the planning Job said its plan was.
+	 */
+	if (k->kind == CALL_TF_REQUEST && !tf_renders()) {
+		snprintf(why, whylen, "%s: the %s backend cannot show a plan "
+		    "where no module code ran, so none can be approved there; "
+		    "plan with terraform_plan, apply on the gvisor backend",
+		    k->tool, runnerd_conf.runnerd.backend);
+		return -1;
+	}
 	id = json_string_value(json_object_get(k->args, "approval_id"));
 	if (id != NULL && (k->approval_id = strdup(id)) == NULL)
 		fatal("approval id");
@@ -160,7 +184,7 @@ tf_prepare(struct call *k, struct sbx_request *req)
 {
 	const char *path;
 	int apply = k->kind == CALL_TF_APPLY;
-	int render = strcmp(runnerd_conf.runnerd.backend, "gvisor") == 0;
+	int render = tf_renders();
 
 	path = json_string_value(json_object_get(k->decision,
 	    "working_dir_path"));
