@@ -28,7 +28,6 @@
 
 #include "daemon.h"
 #include "launcher.h"
-#include "log.h"
 #include "sandbox.h"
 
 /*
@@ -43,8 +42,14 @@ confined_run(const struct as_config *c, const struct sandbox_paths *paths,
 	pid_t pid;
 	int p[2], status;
 
-	if (pipe2(p, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+	if (pipe2(p, O_CLOEXEC) == -1) {
 		snprintf(why, whylen, "confined child: %s", strerror(errno));
+		return NULL;
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(why, whylen, "confined child: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
 		return NULL;
 	}
 	if (pid == 0) {
