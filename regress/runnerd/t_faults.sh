@@ -40,10 +40,9 @@ wait_for()
 	done
 }
 
-# runnerd killed while its events wait in the spool for a stopped
-# auditd: the next runnerd sends them first, and auditd, continued,
-# writes each once although the old connection delivers them too.
-spool_crash()
+# The suite, auditd stopped, session calls whose events wait in
+# runnerd's spool (a copy in spooled.jsonl); $client holds the session.
+spool_stall()
 {
 	AS_RUNNERD_EXTRA="  warm_pool: 0
   peer_timeout: 40s"
@@ -55,6 +54,23 @@ spool_crash()
 	wait_for "grep -qs answered calls.out" ||
 	    atf_fail "session calls: $(cat calls.out)"
 	cp var/runner/audit.spool spooled.jsonl
+}
+
+spool_emptied()
+{
+	wait_for "[ ! -s var/runner/audit.spool ] &&
+	    [ ! -e var/runner/launcher.journal ]" ||
+	    atf_fail "the spool was not emptied: $(wc -l var/runner/audit.spool)"
+	python3 "$(atf_get_srcdir)/spool_check.py" once spooled.jsonl \
+	    var/audit.jsonl 2>err || atf_fail "$(cat err)"
+}
+
+# runnerd killed while its events wait in the spool for a stopped
+# auditd: the next runnerd sends them first, and auditd, continued,
+# writes each once although the old connection delivers them too.
+spool_crash()
+{
+	spool_stall
 	kill -KILL "$(peer_pid runnerd)"
 	kill "$client"
 	rm -f "$AS_RUN/runner.sock"
@@ -62,15 +78,26 @@ spool_crash()
 	grep -q "the previous runnerd spooled go to auditd first" runnerd.log ||
 	    atf_fail "the spool was not read: $(tr "\n" " " < runnerd.log)"
 	kill -CONT "$(peer_pid auditd)"
-	wait_for "[ ! -s var/runner/audit.spool ] &&
-	    [ ! -e var/runner/launcher.journal ]" ||
-	    atf_fail "the spool was not emptied: $(wc -l var/runner/audit.spool)"
-	python3 "$(atf_get_srcdir)/spool_check.py" once spooled.jsonl \
-	    var/audit.jsonl 2>err || atf_fail "$(cat err)"
+	spool_emptied
 	"$(as_bin auditctl)" -f conf.yaml -j stats | python3 -c '
 import json, sys
 sys.exit(json.load(sys.stdin)["duplicates"] == 0)' ||
 	    atf_fail "auditd dropped no copy: the spool was not resent"
+	as_stop
+}
+
+# auditd killed while stopped, with runnerd's spooled events unread on
+# its connection: runnerd connects to the next auditd and sends them.
+spool_reconnect()
+{
+	spool_stall
+	kill -KILL "$(peer_pid auditd)"
+	rm -f "$AS_RUN/audit.sock"
+	as_start auditd
+	spool_emptied
+	kill "$client"
+	grep -q "auditd: connection lost" runnerd.log ||
+	    atf_fail "runnerd kept its connection to the killed auditd"
 	as_stop
 }
 
@@ -111,10 +138,23 @@ auditd: restarted, it resends them, and each is in the log once'
 spool_crash_body() { spool_crash; }
 spool_crash_cleanup() { fault_cleanup; }
 
+atf_test_case spool_reconnect cleanup
+spool_reconnect_head()
+{
+	atf_set descr 'auditd killed with events spooled: runnerd sends them \
+to the restarted auditd, each recorded once'
+	atf_set require.user root
+	atf_set require.progs 'runsc python3'
+	atf_set timeout 120
+}
+spool_reconnect_body() { spool_reconnect; }
+spool_reconnect_cleanup() { fault_cleanup; }
+
 atf_init_test_cases()
 {
 	atf_add_test_case brokerd
 	atf_add_test_case approvald
 	atf_add_test_case auditd
 	atf_add_test_case spool_crash
+	atf_add_test_case spool_reconnect
 }
