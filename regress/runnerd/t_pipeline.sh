@@ -140,6 +140,31 @@ brokerd:
 }
 audit_stalled_strict_cleanup() { stall_cleanup; }
 
+atf_test_case audit_spool_full cleanup
+audit_spool_full_head() { rd_head; atf_set descr "an event that does not fit in audit_spool_max is not recorded: its call fails closed"; }
+audit_spool_full_body()
+{
+	rd_setup
+	RD_EXTRA="  audit_spool_max: 64k
+  peer_timeout: 2s
+brokerd:
+  vault: { request_timeout: 1s, retries: 0 }"
+	stall_start
+	# tool.request carries the command: 70 KB, more than the spool holds.
+	rd_call "echo $(head -c 70000 /dev/zero | tr '\0' x)" || atf_fail "call"
+	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
+	rd_get text | grep -q "audit log unavailable" || atf_fail "$(rd_get text)"
+	[ ! -s var/runner/audit.spool ] || atf_fail "spooled"
+	grep -q "audit spool: .*No space left" runnerd.log ||
+	    atf_fail "$(tr '\n' ' ' < runnerd.log)"
+	# A call whose events fit is recorded in the spool.
+	rd_call 'echo hi' || atf_fail "call"
+	[ "$(rd_get isError)" = false ] || atf_fail "$(rd_get text)"
+	[ -s var/runner/audit.spool ] || atf_fail "not spooled"
+	rd_stop
+}
+audit_spool_full_cleanup() { stall_cleanup; }
+
 atf_test_case cancel cleanup
 cancel_head() { rd_head; atf_set descr "MSG_TOOL_CANCEL kills the call's sandbox"; }
 cancel_body()
@@ -231,6 +256,7 @@ atf_init_test_cases()
 	atf_add_test_case audit_down
 	atf_add_test_case audit_stalled
 	atf_add_test_case audit_stalled_strict
+	atf_add_test_case audit_spool_full
 	atf_add_test_case cancel
 	atf_add_test_case revoke_after_failure
 	atf_add_test_case sweep
