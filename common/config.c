@@ -661,7 +661,8 @@ config_print(const struct as_config *c)
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
 	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
 	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
-	    "  audit_spool_max: %ld\n  plan_retention: %ld\n", c->runnerd.rootfs,
+	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
+	    c->runnerd.rootfs,
 	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
 	    c->runnerd.output_max, c->runnerd.max_calls,

@@ -111,7 +111,8 @@ spool_append(const char *payload)
 		errno = EBADF;
 		return -1;
 	}
-	if (spool_size + (off_t)len + 1 > runnerd_conf.runnerd.audit_spool_max) {
+	if (spool_size + (off_t)len + 1 >
+	    runnerd_conf.runnerd.audit_spool_max) {
 		errno = ENOSPC;
 		return -1;
 	}
