@@ -149,6 +149,8 @@ static const struct yfield runnerd_fields[] = {
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
 	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
 	{ "peer_timeout", NUM(YF_SECONDS, struct runnerd_conf, peer_timeout, 1, 3600) },
+	{ "audit_spool_after", NUM(YF_MILLIS, struct runnerd_conf, audit_spool_after, 0, 3600 * 1000) },
+	{ "audit_spool_max", NUM(YF_BYTES, struct runnerd_conf, audit_spool_max, 64 * KB, 64 * GB) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
 	{ "terraform_mirror", STR(struct runnerd_conf, terraform_mirror) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
@@ -428,6 +430,8 @@ config_defaults(struct as_config *c)
 	c->runnerd.queue_max = 64;
 	c->runnerd.queue_wait = 30;
 	c->runnerd.peer_timeout = 60;
+	c->runnerd.audit_spool_after = 500;
+	c->runnerd.audit_spool_max = 64 * MB;
 	strlcpy(c->runnerd.session_agent,
 	    "/usr/local/share/agent-sandbox/session-agent.py",
 	    sizeof(c->runnerd.session_agent));
@@ -511,6 +515,11 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 		    "vault.request_timeout x (retries + 1) and the waits "
 		    "between them (%ld ms)", c->runnerd.peer_timeout,
 		    vault_worst_ms(&c->brokerd.vault));
+	if (r == 0 && c->runnerd.audit_spool_after >=
+	    c->runnerd.peer_timeout * 1000)
+		r = yerror(&e, root, "runnerd.audit_spool_after (%ld ms) must "
+		    "be below runnerd.peer_timeout (%ld s), or 0",
+		    c->runnerd.audit_spool_after, c->runnerd.peer_timeout);
 	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
 	    c->runnerd.terraform_mirror[0] != '/')
 		r = yerror(&e, root, "runnerd.terraform_mirror must be an "
@@ -651,12 +660,15 @@ config_print(const struct as_config *c)
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
 	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
-	    "  peer_timeout: %ld\n  plan_retention: %ld\n", c->runnerd.rootfs,
+	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
+	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
+	    c->runnerd.rootfs,
 	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
 	    c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.queue_max, c->runnerd.queue_wait,
-	    c->runnerd.peer_timeout, c->runnerd.plan_retention);
+	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
+	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);
 	printf("  terraform_mirror: \"%s\"\n", c->runnerd.terraform_mirror);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"

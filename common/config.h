@@ -49,6 +49,9 @@ struct runnerd_conf {
 	long		queue_wait;	/* seconds a call may wait */
 	long		peer_timeout;	/* seconds for approvald's, brokerd's,
 					   auditd's answer */
+	long		audit_spool_after;	/* ms before an unacknowledged
+						   event is spooled; 0: never */
+	long		audit_spool_max;	/* bytes of runnerd's spool */
 	long		plan_retention;	/* seconds a saved plan is kept */
 	char		terraform_mirror[PATH_MAX];	/* providers; "" = none */
 	char		session_agent[PATH_MAX];	/* session-agent.py */

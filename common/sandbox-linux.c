@@ -83,12 +83,12 @@ static const int brokerd_syscalls[] = {
 };
 
 /*
- * runnerd's engine: sockets, and the trail of open calls it opened
- * before (trail.c).  Bundles, runsc and files are the launcher's,
- * forked before this filter and never under it.
+ * runnerd's engine: sockets, and the trail of open calls and the audit
+ * spool it opened before (trail.c, spool.c).  Bundles, runsc and files
+ * are the launcher's, forked before this filter and never under it.
  */
 static const int runnerd_syscalls[] = {
-	SC(wait4), SC(ftruncate),
+	SC(wait4), SC(ftruncate), SC(fdatasync),
 	SC_END
 };
 

@@ -328,6 +328,14 @@ yparse_long(const struct ynode *n, enum yfield_type type, long min, long max,
 		else
 			return yerror(e, n, "%s: bad duration \"%s\" "
 			    "(use s, m or h)", key, n->value);
+	} else if (type == YF_MILLIS) {
+		if (strcmp(end, "ms") == 0 || *end == '\0')
+			mult = 1;
+		else if (strcmp(end, "s") == 0)
+			mult = 1000;
+		else
+			return yerror(e, n, "%s: bad duration \"%s\" "
+			    "(use ms or s)", key, n->value);
 	} else if (type == YF_BYTES) {
 		if (*end == '\0')
 			mult = 1;
@@ -403,6 +411,7 @@ ybind(const struct ynode *n, const struct yfield *fields, void *base,
 			break;
 		case YF_INT:
 		case YF_SECONDS:
+		case YF_MILLIS:
 		case YF_BYTES:
 			if (yparse_long(kid, f->type, f->min, f->max, &v,
 			    e) == -1)

@@ -37,6 +37,7 @@ enum yfield_type {
 	YF_INT,		/* long, within [min, max] */
 	YF_BOOL,	/* int */
 	YF_SECONDS,	/* long: "90", "90s", "30m", "2h" */
+	YF_MILLIS,	/* long, milliseconds: "500", "500ms", "2s" */
 	YF_BYTES,	/* long: "512", "64k", "4M", "1G" */
 	YF_MAP,		/* a nested table */
 	YF_CUSTOM	/* parse() handles the node */

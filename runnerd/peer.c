@@ -8,7 +8,12 @@
  * approvald and brokerd answer by request id (brokerd out of order).
  * auditd answers in order, so its replies are matched by position; a
  * timeout there resets the connection, since an acknowledgement that
- * arrives later could not be told from the next one's.
+ * arrives later could not be told from the next one's.  An event that
+ * auditd has not acknowledged within runnerd.audit_spool_after goes to
+ * runnerd's spool (spool.c), and so does every event after it while
+ * one is there: once on disk it counts as recorded, and it stays on
+ * the channel, resent on a new connection, until auditd acknowledges
+ * it.
  */
 #include <sys/queue.h>
 
@@ -27,16 +32,21 @@
 #include "runnerd.h"
 #include "sock.h"
 
+enum spooled { SPOOL_NOT, SPOOL_DONE, SPOOL_FAILED };
+
 struct pending {
 	TAILQ_ENTRY(pending)	 entry;
 	struct peer		*peer;
 	uint64_t		 reqid;
-	uint32_t		 want;
+	uint32_t		 type, want;
 	peer_cb			 cb;
 	void			*arg;
 	uint64_t		 timer;
 	int			 queued;	/* on the peer's list */
 	char			 why[160];	/* set: fails unsent */
+	char			*text;		/* auditd's, for the spool */
+	enum spooled		 spooled;
+	uint64_t		 spool_timer;
 };
 
 TAILQ_HEAD(pendings, pending);
@@ -44,10 +54,11 @@ TAILQ_HEAD(pendings, pending);
 struct peer {
 	const char		*sock;
 	const char		*name;
-	int			 in_order;
+	int			 in_order;	/* and spools */
 	void			(*orphan)(struct msg *, json_t *);
 	struct channel		 ch;
 	struct pendings		 pending;
+	uint64_t		 retry;		/* a spool to send again */
 };
 
 static void	issued_orphan(struct msg *, json_t *);
@@ -58,9 +69,21 @@ static struct peer peers[] = {
 	[PEER_AUDITD] = { "audit.sock", "auditd", 1, NULL },
 };
 
+#define SPOOL_RETRY_MS	1000	/* between connections to a lost auditd */
+
 #define NPEERS	(sizeof(peers) / sizeof(peers[0]))
 
 static void	peer_event(int, short, void *);
+static void	peer_retry(void *);
+
+static void
+pending_free(struct pending *pe)
+{
+	ev_timer_cancel(pe->timer);
+	ev_timer_cancel(pe->spool_timer);
+	free(pe->text);
+	free(pe);
+}
 
 /* Tells pe's asker there is no answer, or logs it if nobody asked. */
 static void
@@ -71,7 +94,7 @@ pending_fail(struct pending *pe, const char *why)
 	else
 		log_warnx("%s: request for %016llx: %s", pe->peer->name,
 		    (unsigned long long)pe->reqid, why);
-	free(pe);
+	pending_free(pe);
 }
 
 void
@@ -93,12 +116,15 @@ peer_update(struct peer *p)
 		    POLLOUT : 0));
 }
 
-/* Calls back every request p holds with why; the connection goes. */
+/*
+ * Calls back every request p holds with why; the connection goes.
+ * Spooled events stay, to be sent again on a new one.
+ */
 static void
 peer_reset(struct peer *p, const char *why)
 {
 	struct pendings failed;
-	struct pending *pe;
+	struct pending *pe, *next;
 
 	if (p->ch.fd != -1) {
 		ev_del(p->ch.fd);
@@ -106,12 +132,20 @@ peer_reset(struct peer *p, const char *why)
 		channel_clear(&p->ch);
 		p->ch.fd = -1;
 	}
-	/* The callbacks may ask p again, on a new connection. */
 	TAILQ_INIT(&failed);
-	TAILQ_CONCAT(&failed, &p->pending, entry);
+	TAILQ_FOREACH_SAFE(pe, &p->pending, entry, next) {
+		ev_timer_cancel(pe->timer);
+		pe->timer = 0;
+		if (pe->spooled != SPOOL_DONE) {
+			TAILQ_REMOVE(&p->pending, pe, entry);
+			TAILQ_INSERT_TAIL(&failed, pe, entry);
+		}
+	}
+	if (!TAILQ_EMPTY(&p->pending) && p->retry == 0)
+		p->retry = ev_timer(SPOOL_RETRY_MS, peer_retry, p);
+	/* The callbacks may ask p again, on a new connection. */
 	while ((pe = TAILQ_FIRST(&failed)) != NULL) {
 		TAILQ_REMOVE(&failed, pe, entry);
-		ev_timer_cancel(pe->timer);
 		pending_fail(pe, why);
 	}
 }
@@ -124,6 +158,14 @@ pending_expired(void *arg)
 	char why[160];
 
 	pe->timer = 0;
+	if (pe->spooled == SPOOL_DONE) {
+		log_warnx("auditd did not acknowledge a spooled event within "
+		    "%ld s: sending the spool again",
+		    runnerd_conf.runnerd.peer_timeout);
+		peer_reset(p, "auditd's connection was reset after a spooled "
+		    "event's timeout: the event may or may not be recorded");
+		return;
+	}
 	if (pe->why[0] == '\0')
 		snprintf(pe->why, sizeof(pe->why), "%s did not answer within "
 		    "%ld s (runnerd.peer_timeout)", p->name,
@@ -161,6 +203,51 @@ peer_connect(struct peer *p)
 	return 0;
 }
 
+static int
+pending_compose(struct pending *pe, const char *text)
+{
+	return channel_compose(&pe->peer->ch, pe->type, 0, pe->reqid, -1,
+	    text, strlen(text));
+}
+
+/* Every event auditd holds unacknowledged goes to the spool, in order. */
+static void
+spool_all(void *arg)
+{
+	struct peer *p = arg;
+	struct pending *pe;
+
+	TAILQ_FOREACH(pe, &p->pending, entry) {
+		ev_timer_cancel(pe->spool_timer);
+		pe->spool_timer = 0;
+		if (pe->spooled != SPOOL_NOT)
+			continue;
+		if (spool_append(pe->text) == -1) {
+			log_warn("audit spool: an event for %016llx waits for "
+			    "auditd", (unsigned long long)pe->reqid);
+			pe->spooled = SPOOL_FAILED;
+			continue;
+		}
+		pe->spooled = SPOOL_DONE;
+		/* The asker may post again: at the tail, spooled in turn. */
+		if (pe->cb != NULL)
+			pe->cb(pe->arg, json_pack("{s:b}", "spooled", 1), -1,
+			    NULL);
+		pe->cb = NULL;
+	}
+}
+
+/* An event waits runnerd.audit_spool_after, none while others are. */
+static void
+spool_arm(struct pending *pe)
+{
+	long after = runnerd_conf.runnerd.audit_spool_after;
+
+	if (after > 0)
+		pe->spool_timer = ev_timer(spool_busy() ? 0 : after, spool_all,
+		    pe->peer);
+}
+
 /*
  * Sends text (taken) to peer id; cb gets the reply of type want, or
  * why there is none, always later from the loop, never from here.
@@ -177,25 +264,95 @@ peer_send(enum peer_id id, uint32_t type, uint64_t reqid, char *text,
 		fatal("peer request");
 	pe->peer = p;
 	pe->reqid = reqid;
+	pe->type = type;
 	pe->want = want;
 	pe->cb = cb;
 	pe->arg = arg;
 	if (text == NULL)
 		snprintf(pe->why, sizeof(pe->why), "out of memory");
+	else if (p->retry != 0)
+		pe->queued = 1;		/* peer_retry() sends it */
 	else if (p->ch.fd == -1 && peer_connect(p) == -1)
 		snprintf(pe->why, sizeof(pe->why), "%s: %s", p->sock,
 		    strerror(errno));
-	else if (channel_compose(&p->ch, type, 0, reqid, -1, text,
-	    strlen(text)) == -1)
+	else if (pending_compose(pe, text) == -1)
 		snprintf(pe->why, sizeof(pe->why), "%s: %s", p->sock,
 		    strerror(errno));
-	else {
+	else
 		pe->queued = 1;
+	if (pe->queued) {
 		TAILQ_INSERT_TAIL(&p->pending, pe, entry);
 		peer_update(p);
 	}
-	free(text);
 	pe->timer = ev_timer(pe->queued ? ms : 0, pending_expired, pe);
+	if (pe->queued && p->in_order) {
+		pe->text = text;
+		spool_arm(pe);
+	} else
+		free(text);
+}
+
+/* A new connection to p, and the spooled events again, in order. */
+static void
+peer_retry(void *arg)
+{
+	struct peer *p = arg;
+	struct pending *pe;
+	long ms = runnerd_conf.runnerd.peer_timeout * 1000;
+
+	/* Armed only while p has no connection. */
+	p->retry = 0;
+	if (peer_connect(p) == -1) {
+		log_warn("%s: %s; the spool is sent again in %d ms", p->name,
+		    p->sock, SPOOL_RETRY_MS);
+		p->retry = ev_timer(SPOOL_RETRY_MS, peer_retry, p);
+		return;
+	}
+	TAILQ_FOREACH(pe, &p->pending, entry) {
+		if (pending_compose(pe, pe->text) == -1) {
+			peer_reset(p, strerror(errno));
+			return;
+		}
+		if (pe->timer == 0)
+			pe->timer = ev_timer(ms, pending_expired, pe);
+	}
+	peer_update(p);
+}
+
+/*
+ * A line of the spool a previous runnerd left: 0 when it goes to
+ * auditd before any other event, -1 when it is not an event.
+ */
+int
+audit_resend(const char *line)
+{
+	struct peer *p = &peers[PEER_AUDITD];
+	struct pending *pe;
+	const char *rid;
+	json_t *ev;
+	uint64_t id;
+
+	ev = cjson_parse(line, strlen(line), NULL, 0);
+	rid = json_string_value(json_object_get(ev, "request_id"));
+	if (rid == NULL || reqid_parse(rid, &id) == -1) {
+		log_warnx("audit spool: not an event: %.80s", line);
+		json_decref(ev);
+		return -1;
+	}
+	json_decref(ev);
+	if ((pe = calloc(1, sizeof(*pe))) == NULL ||
+	    (pe->text = strdup(line)) == NULL)
+		fatal("audit spool");
+	pe->peer = p;
+	pe->reqid = id;
+	pe->type = MSG_AUDIT_EVENT;
+	pe->want = MSG_AUDIT_ACK;
+	pe->queued = 1;
+	pe->spooled = SPOOL_DONE;
+	TAILQ_INSERT_TAIL(&p->pending, pe, entry);
+	if (p->retry == 0)
+		p->retry = ev_timer(0, peer_retry, p);
+	return 0;
 }
 
 /* peer_send with a JSON body (taken). */
@@ -275,19 +432,28 @@ peer_dispatch(struct peer *p, struct msg *m)
 	    m->hdr.reqid != pe->reqid))
 		snprintf(why, sizeof(why), "%s: unexpected %s", p->name,
 		    msg_type_name(m->hdr.type));
+	/* A spooled event is auditd's to take, however long that takes. */
+	if (why[0] != '\0' && pe->spooled == SPOOL_DONE) {
+		json_decref(reply);
+		log_warnx("%s: a spooled event: %s; sending the spool again",
+		    p->name, why);
+		peer_reset(p, why);
+		return;
+	}
 	TAILQ_REMOVE(&p->pending, pe, entry);
-	ev_timer_cancel(pe->timer);
 	if (why[0] != '\0') {
 		json_decref(reply);
 		pending_fail(pe, why);
 		return;
 	}
+	if (pe->spooled == SPOOL_DONE)
+		spool_acked();
 	if (pe->cb != NULL) {
 		pe->cb(pe->arg, reply, m->fd, NULL);
 		m->fd = -1;
 	} else
 		json_decref(reply);
-	free(pe);
+	pending_free(pe);
 }
 
 static void

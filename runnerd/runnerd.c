@@ -74,6 +74,8 @@ main(int argc, char *argv[])
 	    runnerd_conf.runnerd.user)) == -1)
 		fatal("%s", runnerd_conf.runnerd.state_dir);
 	peer_init();
+	if (spool_open(fd) == -1)
+		fatal("%s: the audit spool", runnerd_conf.runnerd.state_dir);
 	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
 	    session_event, progress_phase);
 	if (trail_open(fd) == -1)

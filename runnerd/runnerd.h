@@ -157,6 +157,13 @@ void	peer_send(enum peer_id, uint32_t, uint64_t, char *, uint32_t, peer_cb,
 void	peer_ask(enum peer_id, uint32_t, uint64_t, json_t *, uint32_t, peer_cb,
 	    void *);
 void	audit_post(const char *, uint64_t, json_t *, peer_cb, void *);
+int	audit_resend(const char *);
+
+/* spool.c: auditd's unacknowledged events, on runnerd's disk */
+int	spool_open(int);
+int	spool_busy(void);
+int	spool_append(const char *);
+void	spool_acked(void);
 
 /* terraform.c */
 int	tf_kind(struct call *, char *, size_t);

@@ -47,6 +47,8 @@ ATF_TC_BODY(defaults, tc)
 	ATF_CHECK_EQ(c.runnerd.peers.nuids + c.runnerd.peers.ngids, 0);
 	ATF_CHECK_EQ(acl_allows(&c.runnerd.peers, 0, NULL, 0), 0);
 	ATF_CHECK_EQ(c.auditd.ack_timeout, 5);
+	ATF_CHECK_EQ(c.runnerd.audit_spool_after, 500);
+	ATF_CHECK_EQ(c.runnerd.audit_spool_max, 64 * 1024 * 1024);
 }
 
 ATF_TC_WITHOUT_HEAD(values);
@@ -60,6 +62,7 @@ ATF_TC_BODY(values, tc)
 	    "runtime_dir: /tmp/x\n"
 	    "mcpd:\n  max_line: 64k\n  call_timeout: 2m\n"
 	    "runnerd:\n  peers: { users: [root, 1234], groups: [7] }\n"
+	    "  audit_spool_after: 2s\n  audit_spool_max: 1M\n"
 	    "auditd:\n  rotate_size: 1G\n  ack_timeout: 2s\n");
 	ATF_REQUIRE_MSG(config_load("c.yaml", &c, err, sizeof(err)) == 0,
 	    "%s", err);
@@ -68,6 +71,8 @@ ATF_TC_BODY(values, tc)
 	ATF_CHECK_EQ(c.mcpd.call_timeout, 120);
 	ATF_CHECK_EQ(c.auditd.rotate_size, 1024L * 1024 * 1024);
 	ATF_CHECK_EQ(c.auditd.ack_timeout, 2);
+	ATF_CHECK_EQ(c.runnerd.audit_spool_after, 2000);
+	ATF_CHECK_EQ(c.runnerd.audit_spool_max, 1024 * 1024);
 	ATF_CHECK_EQ(c.runnerd.peers.nuids, 2);
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 0, NULL, 0));
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 1234, NULL, 0));
@@ -108,6 +113,11 @@ ATF_TC_BODY(errors, tc)
 	    "runnerd.peer_timeout (30 s) must be at least brokerd's longest "
 	    "Vault request, vault.request_timeout x (retries + 1) and the "
 	    "waits between them (30600 ms)");
+	expect_error("runnerd:\n  audit_spool_after: 5m\n",
+	    "c.yaml:2: audit_spool_after: bad duration \"5m\" (use ms or s)");
+	expect_error("runnerd:\n  peer_timeout: 40s\n  audit_spool_after: 40s\n",
+	    "runnerd.audit_spool_after (40000 ms) must be below "
+	    "runnerd.peer_timeout (40 s), or 0");
 	expect_error("a: &x 1\nb: *x\n", "c.yaml:1: anchors are not supported");
 	expect_error("---\na: 1\n---\nb: 2\n", "only one document");
 }
@@ -133,6 +143,7 @@ ATF_TC_BODY(print_round_trip, tc)
 
 	write_file("c.yaml",
 	    "runtime_dir: /tmp/y\nmcpd:\n  max_inflight: 3\n"
+	    "runnerd:\n  audit_spool_after: 250ms\n"
 	    "approvald:\n  operators: { users: [0], groups: [0] }\n");
 	ATF_REQUIRE(config_load("c.yaml", &a, err, sizeof(err)) == 0);
 	fflush(stdout);

@@ -77,6 +77,94 @@ audit_down_body()
 }
 audit_down_cleanup() { rd_setup; rd_stop; }
 
+# stall_start: auditd's stand-in alone, then the other peers and
+# runnerd, so that auditd can be stopped (SIGSTOP) by itself.
+stall_start()
+{
+	mkdir -p run
+	python3 "$RD_LIB/peers.py" "$(pwd)/run" --events "$(pwd)/events.jsonl" \
+	    --serve audit.sock > auditd.log 2>&1 &
+	echo $! > auditd.pid
+	echo $! >> rd.pids
+	rd_wait_file run/audit.sock || atf_fail "no auditd"
+	rd_start --serve approval.sock --serve broker.sock || atf_fail "start"
+	kill -STOP "$(cat auditd.pid)"
+}
+
+stall_cleanup()
+{
+	rd_setup
+	[ -f auditd.pid ] && kill -CONT "$(cat auditd.pid)" 2>/dev/null
+	rd_stop
+}
+
+atf_test_case audit_stalled cleanup
+audit_stalled_head() { rd_head; atf_set descr "an event auditd does not acknowledge in time is spooled and recorded later"; }
+audit_stalled_body()
+{
+	rd_setup
+	stall_start
+	rd_call 'echo hi' || atf_fail "call"
+	[ "$(rd_get isError)" = false ] || atf_fail "$(rd_get text)"
+	[ "$(wc -l < var/runner/audit.spool)" -eq 5 ] ||
+	    atf_fail "spooled: $(cat var/runner/audit.spool)"
+	kill -CONT "$(cat auditd.pid)"
+	i=0
+	while [ -s var/runner/audit.spool ]; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "the spool was not emptied"
+		sleep 0.1
+	done
+	events | grep -v brokerd > ev
+	atf_check -o inline:"tool.request\nguardrail.decision\nsandbox.started\nsandbox.completed\ntool.result\n" cat ev
+	rd_stop
+}
+audit_stalled_cleanup() { stall_cleanup; }
+
+atf_test_case audit_stalled_strict cleanup
+audit_stalled_strict_head() { rd_head; atf_set descr "audit_spool_after 0: an event auditd does not acknowledge fails its call (fail closed)"; }
+audit_stalled_strict_body()
+{
+	rd_setup
+	RD_EXTRA="  audit_spool_after: 0
+  peer_timeout: 2s
+brokerd:
+  vault: { request_timeout: 1s, retries: 0 }"
+	stall_start
+	rd_call 'echo hi' || atf_fail "call"
+	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
+	rd_get text | grep -q "audit log unavailable" || atf_fail "$(rd_get text)"
+	[ "$(rd_get status)" = unrecorded ] || atf_fail "status $(rd_get status)"
+	[ ! -s var/runner/audit.spool ] || atf_fail "spooled"
+	rd_stop
+}
+audit_stalled_strict_cleanup() { stall_cleanup; }
+
+atf_test_case audit_spool_full cleanup
+audit_spool_full_head() { rd_head; atf_set descr "an event that does not fit in audit_spool_max is not recorded: its call fails closed"; }
+audit_spool_full_body()
+{
+	rd_setup
+	RD_EXTRA="  audit_spool_max: 64k
+  peer_timeout: 2s
+brokerd:
+  vault: { request_timeout: 1s, retries: 0 }"
+	stall_start
+	# tool.request carries the command: 70 KB, more than the spool holds.
+	rd_call "echo $(head -c 70000 /dev/zero | tr '\0' x)" || atf_fail "call"
+	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
+	rd_get text | grep -q "audit log unavailable" || atf_fail "$(rd_get text)"
+	[ ! -s var/runner/audit.spool ] || atf_fail "spooled"
+	grep -q "audit spool: .*No space left" runnerd.log ||
+	    atf_fail "$(tr '\n' ' ' < runnerd.log)"
+	# A call whose events fit is recorded in the spool.
+	rd_call 'echo hi' || atf_fail "call"
+	[ "$(rd_get isError)" = false ] || atf_fail "$(rd_get text)"
+	[ -s var/runner/audit.spool ] || atf_fail "not spooled"
+	rd_stop
+}
+audit_spool_full_cleanup() { stall_cleanup; }
+
 atf_test_case cancel cleanup
 cancel_head() { rd_head; atf_set descr "MSG_TOOL_CANCEL kills the call's sandbox"; }
 cancel_body()
@@ -166,6 +254,9 @@ atf_init_test_cases()
 	atf_add_test_case order
 	atf_add_test_case denied
 	atf_add_test_case audit_down
+	atf_add_test_case audit_stalled
+	atf_add_test_case audit_stalled_strict
+	atf_add_test_case audit_spool_full
 	atf_add_test_case cancel
 	atf_add_test_case revoke_after_failure
 	atf_add_test_case sweep
