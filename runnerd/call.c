@@ -233,12 +233,10 @@ call_free(struct call *k)
 }
 
 static void
-end_recorded(void *arg, json_t *reply, int fd, const char *why)
+end_recorded(void *arg, const char *why)
 {
 	struct call *k = arg;
 
-	(void)fd;
-	json_decref(reply);
 	/* Unrecorded, it stays open in the trail: the next start ends it. */
 	if (why != NULL)
 		send_unrecorded(k, why);
@@ -374,14 +372,12 @@ call_cancelled(struct call *k)
 }
 
 static void
-started(void *arg, json_t *reply, int fd, const char *why)
+started(void *arg, const char *why)
 {
 	struct call *k = arg;
 	struct sbx_request *req = &k->req;
 	int failed;
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL) {
 		call_unrecorded(k, why);
 		return;
@@ -587,15 +583,13 @@ call_kind(struct call *k, char *why, size_t whylen)
 }
 
 static void
-decision_recorded(void *arg, json_t *reply, int fd, const char *why)
+decision_recorded(void *arg, const char *why)
 {
 	struct call *k = arg;
 	const char *decision, *reason;
 	json_t *egress;
 	char err[256];
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL) {
 		call_unrecorded(k, why);
 		return;
@@ -778,14 +772,12 @@ drain(void *arg)
 
 /* tool.request is recorded: the call is checked, then waits or runs. */
 static void
-requested(void *arg, json_t *reply, int fd, const char *why)
+requested(void *arg, const char *why)
 {
 	struct call *k = arg;
 	char err[256];
 	int idx;
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL) {
 		call_unrecorded(k, why);
 		return;
@@ -913,12 +905,10 @@ tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
 }
 
 static void
-completed(void *arg, json_t *reply, int fd, const char *why)
+completed(void *arg, const char *why)
 {
 	struct call *k = arg;
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL)
 		call_unrecorded(k, why);
 	else if (k->lease != NULL) {

@@ -40,6 +40,7 @@ struct pending {
 	uint64_t		 reqid;
 	uint32_t		 type, want;
 	peer_cb			 cb;
+	audit_cb		 acb;		/* or this, for an event */
 	void			*arg;
 	uint64_t		 timer;
 	int			 queued;	/* on the peer's list */
@@ -85,15 +86,31 @@ pending_free(struct pending *pe)
 	free(pe);
 }
 
-/* Tells pe's asker there is no answer, or logs it if nobody asked. */
+/*
+ * Gives pe's asker the answer (reply and fd taken) or why there is
+ * none; logs a failure nobody asked about.
+ */
+static void
+pending_answer(struct pending *pe, json_t *reply, int fd, const char *why)
+{
+	if (pe->cb != NULL) {
+		pe->cb(pe->arg, reply, fd, why);
+		return;
+	}
+	json_decref(reply);
+	if (fd != -1)
+		close(fd);
+	if (pe->acb != NULL)
+		pe->acb(pe->arg, why);
+	else if (why != NULL)
+		log_warnx("%s: request for %016llx: %s", pe->peer->name,
+		    (unsigned long long)pe->reqid, why);
+}
+
 static void
 pending_fail(struct pending *pe, const char *why)
 {
-	if (pe->cb != NULL)
-		pe->cb(pe->arg, NULL, -1, why);
-	else
-		log_warnx("%s: request for %016llx: %s", pe->peer->name,
-		    (unsigned long long)pe->reqid, why);
+	pending_answer(pe, NULL, -1, why);
 	pending_free(pe);
 }
 
@@ -230,10 +247,9 @@ spool_all(void *arg)
 		}
 		pe->spooled = SPOOL_DONE;
 		/* The asker may post again: at the tail, spooled in turn. */
-		if (pe->cb != NULL)
-			pe->cb(pe->arg, json_pack("{s:b}", "spooled", 1), -1,
-			    NULL);
+		pending_answer(pe, json_pack("{s:b}", "spooled", 1), -1, NULL);
 		pe->cb = NULL;
+		pe->acb = NULL;
 	}
 }
 
@@ -249,12 +265,13 @@ spool_arm(struct pending *pe)
 }
 
 /*
- * Sends text (taken) to peer id; cb gets the reply of type want, or
- * why there is none, always later from the loop, never from here.
+ * Sends text (taken) to peer id; cb (or acb) gets the reply of type
+ * want, or why there is none, always later from the loop, never from
+ * here.
  */
-void
-peer_send(enum peer_id id, uint32_t type, uint64_t reqid, char *text,
-    uint32_t want, peer_cb cb, void *arg)
+static void
+peer_queue(enum peer_id id, uint32_t type, uint64_t reqid, char *text,
+    uint32_t want, peer_cb cb, audit_cb acb, void *arg)
 {
 	struct peer *p = &peers[id];
 	struct pending *pe;
@@ -267,6 +284,7 @@ peer_send(enum peer_id id, uint32_t type, uint64_t reqid, char *text,
 	pe->type = type;
 	pe->want = want;
 	pe->cb = cb;
+	pe->acb = acb;
 	pe->arg = arg;
 	if (text == NULL)
 		snprintf(pe->why, sizeof(pe->why), "out of memory");
@@ -355,7 +373,7 @@ audit_resend(const char *line)
 	return 0;
 }
 
-/* peer_send with a JSON body (taken). */
+/* A request with a JSON body (taken) to approvald or brokerd. */
 void
 peer_ask(enum peer_id id, uint32_t type, uint64_t reqid, json_t *body,
     uint32_t want, peer_cb cb, void *arg)
@@ -364,7 +382,7 @@ peer_ask(enum peer_id id, uint32_t type, uint64_t reqid, json_t *body,
 
 	text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
 	json_decref(body);
-	peer_send(id, type, reqid, text, want, cb, arg);
+	peer_queue(id, type, reqid, text, want, cb, NULL, arg);
 }
 
 /* A credential issued after its call gave up waiting: revoke it. */
@@ -448,11 +466,8 @@ peer_dispatch(struct peer *p, struct msg *m)
 	}
 	if (pe->spooled == SPOOL_DONE)
 		spool_acked();
-	if (pe->cb != NULL) {
-		pe->cb(pe->arg, reply, m->fd, NULL);
-		m->fd = -1;
-	} else
-		json_decref(reply);
+	pending_answer(pe, reply, m->fd, NULL);
+	m->fd = -1;
 	pending_free(pe);
 }
 
@@ -492,16 +507,16 @@ peer_event(int fd, short revents, void *arg)
 }
 
 /*
- * Records one event with auditd (fields taken); cb NULL: nobody waits,
- * a failure is logged.
+ * Records one event with auditd (fields taken); cb gets NULL once it is
+ * recorded, or why not.  cb NULL: nobody waits, a failure is logged.
  */
 void
-audit_post(const char *event, uint64_t reqid, json_t *fields, peer_cb cb,
+audit_post(const char *event, uint64_t reqid, json_t *fields, audit_cb cb,
     void *arg)
 {
 	static struct audit_writer writer;
 
-	peer_send(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
+	peer_queue(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
 	    audit_payload_by(&writer, event, reqid, fields), MSG_AUDIT_ACK,
-	    cb, arg);
+	    NULL, cb, arg);
 }

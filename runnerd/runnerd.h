@@ -152,11 +152,11 @@ enum peer_id {
 /* reply (taken) and fd (taken), or NULL, -1 and why */
 typedef void	(*peer_cb)(void *, json_t *, int, const char *);
 void	peer_init(void);
-void	peer_send(enum peer_id, uint32_t, uint64_t, char *, uint32_t, peer_cb,
-	    void *);
 void	peer_ask(enum peer_id, uint32_t, uint64_t, json_t *, uint32_t, peer_cb,
 	    void *);
-void	audit_post(const char *, uint64_t, json_t *, peer_cb, void *);
+/* why, or NULL once the event is recorded */
+typedef void	(*audit_cb)(void *, const char *);
+void	audit_post(const char *, uint64_t, json_t *, audit_cb, void *);
 int	audit_resend(const char *);
 
 /* spool.c: auditd's unacknowledged events, on runnerd's disk */

@@ -346,7 +346,7 @@ op_fail(struct op_call *op, const char *why)
 }
 
 static void	op_send(struct session *, struct op_call *);
-static void	op_upload_recorded(void *, json_t *, int, const char *);
+static void	op_upload_recorded(void *, const char *);
 
 /* The length of base64 text the tool's schema has checked. */
 static json_int_t
@@ -413,13 +413,11 @@ op_send(struct session *s, struct op_call *op)
 
 /* An upload is recorded before a byte is written. */
 static void
-op_upload_recorded(void *arg, json_t *reply, int fd, const char *why)
+op_upload_recorded(void *arg, const char *why)
 {
 	struct op_call *op = arg;
 	struct session *s;
 
-	(void)fd;
-	json_decref(reply);
 	op->recording = 0;
 	/* A session that ended meanwhile has left op to this answer. */
 	if ((s = session_by_id(op->session_id)) != NULL && s->op == op &&
@@ -434,12 +432,10 @@ op_upload_recorded(void *arg, json_t *reply, int fd, const char *why)
 
 /* A download is recorded before a byte is handed over. */
 static void
-op_download_recorded(void *arg, json_t *reply, int fd, const char *why)
+op_download_recorded(void *arg, const char *why)
 {
 	struct op_call *op = arg;
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL) {
 		op_fail(op, "audit log unavailable: the content is withheld");
 		return;
@@ -589,12 +585,10 @@ audit_fields(struct session *s)
 
 /* The session's sandbox.started is recorded: its first call goes in. */
 static void
-session_started(void *arg, json_t *reply, int fd, const char *why)
+session_started(void *arg, const char *why)
 {
 	struct session *s;
 
-	(void)fd;
-	json_decref(reply);
 	if ((s = session_by_key((uintptr_t)arg)) == NULL)
 		return;		/* ended meanwhile */
 	if (why != NULL) {

@@ -238,12 +238,10 @@ restart_done(void)
 
 /* arg: the id of a call whose end this is, or 0. */
 static void
-restart_recorded(void *arg, json_t *reply, int fd, const char *why)
+restart_recorded(void *arg, const char *why)
 {
 	uint64_t id = (uintptr_t)arg;
 
-	(void)fd;
-	json_decref(reply);
 	if (why != NULL) {
 		restart.failed = 1;
 		log_warnx("restart: a record is missing: %s", why);
