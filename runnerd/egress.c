@@ -5,8 +5,11 @@
  * end is this proxy, running in the host's namespace as nobody.  The
  * proxy speaks HTTP CONNECT and opens only the listed host:port pairs;
  * nothing else has a route out.  Each connection is served by a child
- * of the proxy; being outside the sandbox's pids limit, the children
- * are capped at that limit, and a relay ends when idle or too old.
+ * of the proxy, at most the sandbox's pids limit at once, and a relay
+ * ends when idle or too old.  The proxy runs in a leaf of the
+ * sandbox's cgroup, so its children also count against the sandbox's
+ * pids.max and die with the sandbox.  (RLIMIT_NPROC would not do: it
+ * counts every process of nobody's on the host, other sandboxes' too.)
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -187,7 +190,7 @@ serve(int fd, json_t *allow)
 }
 
 static void __attribute__((noreturn))
-proxy_main(json_t *allow, int sp)
+proxy_main(const char *cid, json_t *allow, int sp)
 {
 	struct channel ch;
 	struct msg m;
@@ -208,6 +211,8 @@ proxy_main(json_t *allow, int sp)
 		_exit(1);
 	lfd = 3;
 	closefrom(4);
+	if (cgroup_enter(cid, "egress") == -1)
+		_exit(1);
 	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) == -1 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
@@ -239,14 +244,17 @@ proxy_main(json_t *allow, int sp)
 	}
 }
 
-/* Forks the proxy; *fd is where runsc's child sends it the listener. */
+/*
+ * Forks the proxy for the sandbox cid; *fd is where runsc's child
+ * sends it the listener.
+ */
 pid_t
-egress_start(json_t *allow, int *fd)
+egress_start(const char *cid, json_t *allow, int *fd)
 {
 	pid_t pid;
 
 	if ((pid = fork_paired(fd)) == 0)
-		proxy_main(allow, *fd);
+		proxy_main(cid, allow, *fd);
 	return pid;
 }
 
