@@ -198,7 +198,8 @@ cg_rmdir(const char *dir)
 int
 cgroup_enter(const char *cid, const char *leaf)
 {
-	static const char *v1[] = { "/memory", "/pids", "/cpu" }, *v2[] = { "" };
+	static const char *v1[] = { "/memory", "/pids", "/cpu" };
+	static const char *v2[] = { "" };
 	const char **ctl = cgroup_v2() ? v2 : v1;
 	char dir[PATH_MAX];
 	size_t i, n = cgroup_v2() ? 1 : sizeof(v1) / sizeof(v1[0]);

@@ -203,6 +203,11 @@ proxy_main(const char *cid, json_t *allow, int sp)
 	log_procinit("runnerd-egress");
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Before the listener: runsc's child then fails if this does. */
+	if (cgroup_enter(cid, "egress") == -1) {
+		log_warn("%s: cgroup", cid);
+		_exit(1);
+	}
 	channel_init(&ch, sp);
 	if (channel_recv_sync(&ch, &m, REQUEST_MS) == -1 ||
 	    m.hdr.type != LMSG_EGRESS_SOCKET || m.fd == -1)
@@ -211,8 +216,6 @@ proxy_main(const char *cid, json_t *allow, int sp)
 		_exit(1);
 	lfd = 3;
 	closefrom(4);
-	if (cgroup_enter(cid, "egress") == -1)
-		_exit(1);
 	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) == -1 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
