@@ -24,7 +24,10 @@
 
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define CGROUP_PARENT	"agent-sandbox"
-/* runsc's sentry and gofer threads count against the pids cgroup too. */
+/*
+ * runsc's sentry and gofer threads count against the pids cgroup too,
+ * and so do the egress proxy and its relays (at most pids of them).
+ */
 #define PIDS_RUNTIME	256
 
 /* The cgroupsPath runsc gets: a leaf below the call's own cgroup. */
@@ -187,13 +190,38 @@ cg_rmdir(const char *dir)
 	log_warn("rmdir %s", dir);
 }
 
-/* Each controller's directory for cid (and runsc's leaf) to fn. */
+/*
+ * Moves the calling process into a leaf of cid's cgroup beside runsc's
+ * "sandbox" (cgroup v2 allows processes only in leaves), so that it and
+ * its children count against the sandbox's limits and die with it.
+ */
+int
+cgroup_enter(const char *cid, const char *leaf)
+{
+	static const char *v1[] = { "/memory", "/pids", "/cpu" };
+	static const char *v2[] = { "" };
+	const char **ctl = cgroup_v2() ? v2 : v1;
+	char dir[PATH_MAX];
+	size_t i, n = cgroup_v2() ? 1 : sizeof(v1) / sizeof(v1[0]);
+
+	for (i = 0; i < n; i++) {
+		if (pathf(dir, sizeof(dir), CGROUP_ROOT "%s/" CGROUP_PARENT
+		    "/%s/%s", ctl[i], cid, leaf) == -1 ||
+		    (mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+		    cg_write(dir, "cgroup.procs", "0") == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Each controller's directory for cid (and its leaves) to fn. */
 static void
 cg_foreach(const char *cid, void (*fn)(const char *))
 {
+	static const char *leaves[] = { "sandbox", "egress" };
 	char pat[PATH_MAX], leaf[PATH_MAX];
 	glob_t g;
-	size_t i;
+	size_t i, j;
 
 	if (pathf(pat, sizeof(pat), CGROUP_ROOT "/{*/,}" CGROUP_PARENT "/%s",
 	    cid) == -1)
@@ -202,9 +230,10 @@ cg_foreach(const char *cid, void (*fn)(const char *))
 	if (glob(pat, GLOB_BRACE | GLOB_ONLYDIR, NULL, &g) != 0)
 		return;
 	for (i = 0; i < g.gl_pathc; i++) {
-		if (pathf(leaf, sizeof(leaf), "%s/sandbox", g.gl_pathv[i]) ==
-		    0)
-			fn(leaf);
+		for (j = 0; j < sizeof(leaves) / sizeof(leaves[0]); j++)
+			if (pathf(leaf, sizeof(leaf), "%s/%s", g.gl_pathv[i],
+			    leaves[j]) == 0)
+				fn(leaf);
 		fn(g.gl_pathv[i]);
 	}
 	globfree(&g);

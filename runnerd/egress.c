@@ -5,8 +5,11 @@
  * end is this proxy, running in the host's namespace as nobody.  The
  * proxy speaks HTTP CONNECT and opens only the listed host:port pairs;
  * nothing else has a route out.  Each connection is served by a child
- * of the proxy; being outside the sandbox's pids limit, the children
- * are capped at that limit, and a relay ends when idle or too old.
+ * of the proxy, at most the sandbox's pids limit at once, and a relay
+ * ends when idle or too old.  The proxy runs in a leaf of the
+ * sandbox's cgroup, so its children also count against the sandbox's
+ * pids.max and die with the sandbox.  (RLIMIT_NPROC would not do: it
+ * counts every process of nobody's on the host, other sandboxes' too.)
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
@@ -187,7 +190,7 @@ serve(int fd, json_t *allow)
 }
 
 static void __attribute__((noreturn))
-proxy_main(json_t *allow, int sp)
+proxy_main(const char *cid, json_t *allow, int sp)
 {
 	struct channel ch;
 	struct msg m;
@@ -200,6 +203,11 @@ proxy_main(json_t *allow, int sp)
 	log_procinit("runnerd-egress");
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* Before the listener: runsc's child then fails if this does. */
+	if (cgroup_enter(cid, "egress") == -1) {
+		log_warn("%s: cgroup", cid);
+		_exit(1);
+	}
 	channel_init(&ch, sp);
 	if (channel_recv_sync(&ch, &m, REQUEST_MS) == -1 ||
 	    m.hdr.type != LMSG_EGRESS_SOCKET || m.fd == -1)
@@ -239,14 +247,17 @@ proxy_main(json_t *allow, int sp)
 	}
 }
 
-/* Forks the proxy; *fd is where runsc's child sends it the listener. */
+/*
+ * Forks the proxy for the sandbox cid; *fd is where runsc's child
+ * sends it the listener.
+ */
 pid_t
-egress_start(json_t *allow, int *fd)
+egress_start(const char *cid, json_t *allow, int *fd)
 {
 	pid_t pid;
 
 	if ((pid = fork_paired(fd)) == 0)
-		proxy_main(allow, *fd);
+		proxy_main(cid, allow, *fd);
 	return pid;
 }
 

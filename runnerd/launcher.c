@@ -454,7 +454,7 @@ sbx_spawn(struct sbx *s, json_t *egress)
 		goto fail_in;
 	}
 	if (json_array_size(egress) > 0 &&
-	    (s->proxy = egress_start(egress, &egressfd)) == -1)
+	    (s->proxy = egress_start(s->cid, egress, &egressfd)) == -1)
 		goto fail;
 	if ((s->runsc = fork()) == -1)
 		goto fail;

@@ -112,12 +112,13 @@ void	 render_collect(const struct as_config *, const char *, int, json_t *,
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
 int	 cgroup_hit_memory_limit(const char *);
+int	 cgroup_enter(const char *, const char *);
 void	 cgroup_kill(const char *);
 void	 cgroup_remove(const char *);
 
 /* egress.c */
 void	 egress_init(const struct as_config *);
-pid_t	 egress_start(json_t *, int *);
+pid_t	 egress_start(const char *, json_t *, int *);
 int	 egress_listen_here(int);
 
 /* launcher_journal.c: what was torn down after runnerd was gone */

@@ -502,6 +502,20 @@ def own_replies(c, sid, what):
     expect(out(r) == "42\n", "%s: Python answers" % what, r)
 
 
+def bystander(sock):
+    """Another client's session, opened before one misbehaves."""
+    other = Client(sock, owner="other")
+    osid, _ = opened(other, code="n = 1")
+    return other, osid
+
+
+def bystander_answers(by, what):
+    """The bystander's session answers while the other one misbehaves."""
+    other, osid = by
+    r = answered(10, other.call, "run_python", code="n", session_id=osid)
+    expect(out(r) == "1\n", "%s: the other session answers" % what, r)
+
+
 BIG = ("head -c 1048576 /dev/zero | tr '\\0' '\\1'; "
        "head -c 1048576 /dev/zero | tr '\\0' '\\1' >&2")
 
@@ -509,8 +523,7 @@ BIG = ("head -c 1048576 /dev/zero | tr '\\0' '\\1'; "
 def check_bigout(sock):
     c = Client(sock)
     sid, _ = opened(c, tool="run_shell", command="true")
-    other = Client(sock, owner="other")
-    osid, _ = opened(other, code="n = 1")
+    by = bystander(sock)
     for args in ({}, {"session_id": sid}):
         r = answered(60, c.call, "run_shell", command=BIG, **args)
         delivered = len(json.dumps(r))
@@ -532,16 +545,16 @@ def check_bigout(sock):
                "truncated") and res["isError"] == r["isError"],
                "the audit log says what was delivered",
                dict(res, stdout=None, stderr=None))
-        # Another session answers meanwhile.
-        r = answered(30, other.call, "run_python", code="n", session_id=osid)
-        expect(out(r) == "1\n", "the other session answers", r)
+        bystander_answers(by, "a big output")
     own_replies(c, sid, "after a big output")
 
 
-def broken_work(c, sid, what, breaks, mends=None):
+def broken_work(c, sid, by, what, breaks, mends=None):
     """After breaks, a command gets an answer (an error, if its /work
-    is gone) and later calls their own replies."""
+    is gone) and later calls their own replies; the bystander's session
+    answers meanwhile."""
     answered(30, c.call, "run_shell", command=breaks, session_id=sid)
+    bystander_answers(by, what)
     r = answered(30, c.call, "run_shell", command="echo reached",
                  session_id=sid)
     expect(out(r) == "reached\n" or (r.get("isError") and out(r) == "" and
@@ -557,15 +570,17 @@ def broken_work(c, sid, what, breaks, mends=None):
 def check_workdir(sock):
     c = Client(sock)
     sid, _ = opened(c, tool="run_shell", command="true")
-    broken_work(c, sid, "chmod 000 /work", "chmod 000 /work",
+    by = bystander(sock)
+    broken_work(c, sid, by, "chmod 000 /work", "chmod 000 /work",
                 "import os; os.chmod('/work', 0o755)")
     # /work is a mount: rm empties it, the directory stays.
-    broken_work(c, sid, "/work removed", "rm -rf /work")
+    broken_work(c, sid, by, "/work removed", "rm -rf /work")
 
 
 def check_tmpfull(sock):
     c = Client(sock)
     sid, _ = opened(c, tool="run_shell", command="true")
+    by = bystander(sock)
     r = answered(60, c.call, "run_shell", session_id=sid,
                  command="cat /dev/zero > /tmp/fill; df -k /tmp")
     expect("No space left" in sc(r).get("stderr", ""), "/tmp is full", r)
@@ -574,6 +589,7 @@ def check_tmpfull(sock):
     # gVisor says EIO where Linux says ENOSPC.
     expect(r.get("isError") and "echo" in sc(r).get("stderr", ""),
            "a write to the full /tmp gets a clear error", r)
+    bystander_answers(by, "/tmp full")
     own_replies(c, sid, "/tmp full")
     ok(answered(30, c.call, "run_shell", command="rm /tmp/fill",
                 session_id=sid), "rm /tmp/fill")
