@@ -531,7 +531,7 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 
 /*
  * A person in the loop, for every tool but terraform_apply (whose
- * approval binds a plan: terraform.c).  Without approval_id the call
+ * approval binds a plan: tool_terraform.c).  Without approval_id the call
  * stops at a pending approval bound to its tool and arguments; with the
  * approval a person granted, approvald spends it and the call goes on,
  * without the approval_id.

@@ -36,7 +36,7 @@ helper_update(void)
 
 /* The session event a message reports, or -1 when it reports none. */
 static int
-session_event(uint32_t type)
+helper_session_event(uint32_t type)
 {
 	switch (type) {
 	case LMSG_SESSION_READY:
@@ -57,7 +57,7 @@ static void
 helper_dispatch(const struct msg *m)
 {
 	json_t *j;
-	int ev = session_event(m->hdr.type);
+	int ev = helper_session_event(m->hdr.type);
 
 	if (m->fd != -1 || (m->hdr.type != LMSG_DONE &&
 	    m->hdr.type != LMSG_SWEPT && (m->hdr.type != LMSG_PROGRESS ||

@@ -56,7 +56,7 @@ json_t	*kube_run(const struct as_config *, struct kube_api *, uint64_t,
 	    json_t *, int, int);
 json_t	*kube_sweep(const struct as_config *, struct kube_api *);
 
-/* claim.c: terraform's claim, and the keeper that alone writes on it */
+/* kube_claim.c: terraform's claim, and the keeper that alone writes on it */
 int	 claim_needed(json_t *);
 int	 claim_call_path(const char *, uint64_t, char *, size_t);
 void	 claim_start(const struct as_config *);

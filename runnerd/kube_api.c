@@ -259,7 +259,7 @@ watch_lines(struct kbuf *b)
 }
 
 static size_t
-collect(char *data, size_t size, size_t nmemb, void *arg)
+api_collect(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct kbuf *b = arg;
 	size_t n = size * nmemb, take;
@@ -321,7 +321,7 @@ perform(struct kube_api *k, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);

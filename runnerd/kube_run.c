@@ -164,7 +164,7 @@ job_pod(struct kcall *c)
 
 /* Exit code, output and status of the finished Job into r. */
 static void
-collect(struct kcall *c, json_t *r)
+run_collect(struct kcall *c, json_t *r)
 {
 	const char *outcome, *reason = NULL, *term_reason, *pod_name;
 	json_t *pod, *term;
@@ -243,7 +243,7 @@ cleanup(const struct as_config *conf, struct kube_api *api,
 
 /* A result of status failed: what went wrong, and the API's words. */
 static json_t *
-failed(const char *what, const char *why)
+run_failed(const char *what, const char *why)
 {
 	char text[1024];
 
@@ -273,7 +273,7 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		if ((cred = malloc(CRED_MAX)) == NULL ||
 		    credential_read(credfd, cred, CRED_MAX, &credlen) == -1) {
 			freezero(cred, CRED_MAX);
-			return failed("cannot read the credential", NULL);
+			return run_failed("cannot read the credential", NULL);
 		}
 	}
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs",
@@ -289,7 +289,7 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		/* Not ours to delete if it already existed (409). */
 		if (code != 409)
 			cleanup(conf, api, c.name);
-		r = failed("creating the Job", code >= 200 && code < 300 ?
+		r = run_failed("creating the Job", code >= 200 && code < 300 ?
 		    "no uid in the answer" : why);
 		goto out;
 	}
@@ -305,7 +305,7 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		json_decref(obj);
 		if (code != 201) {
 			cleanup(conf, api, c.name);
-			r = failed("creating the credential Secret", why);
+			r = run_failed("creating the credential Secret", why);
 			goto out;
 		}
 	}
@@ -316,7 +316,7 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		json_object_set_new(r, "status", json_string(kube_cancelled ?
 		    "killed" : "deadline"));
 	else
-		collect(&c, r);
+		run_collect(&c, r);
 	if (cleanup(conf, api, c.name) == -1)
 		log_warnx("%s: left in the cluster; the next start sweeps it",
 		    c.name);

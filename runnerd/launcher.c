@@ -331,7 +331,7 @@ sbx_watch(struct sbx *s, pid_t pid, int out, int err)
 
 /*
  * After a clean plan: the plan shown where no module code ran
- * (render.c); r waits in s->planned until that ends.
+ * (launcher_render.c); r waits in s->planned until that ends.
  */
 static int
 sbx_render(struct sbx *s, json_t *r)
@@ -545,7 +545,7 @@ sbx_find(uint64_t id)
 }
 
 static void
-engine_event(int fd, short revents, void *arg)
+launcher_engine_event(int fd, short revents, void *arg)
 {
 	struct sbx *s;
 	struct msg m;
@@ -593,7 +593,7 @@ engine_event(int fd, short revents, void *arg)
 }
 
 static void
-reap(void)
+launcher_reap(void)
 {
 	struct sbx *s;
 	pid_t pid;
@@ -618,7 +618,7 @@ launcher_signal(int sig, void *arg)
 {
 	(void)arg;
 	if (sig == SIGCHLD)
-		reap();
+		launcher_reap();
 	else if (sig == SIGTERM || sig == SIGINT)
 		ev_break();
 }
@@ -672,7 +672,7 @@ launcher_main(const struct as_config *c, int fd)
 		json_object_set_new(swept, "journal", journal);
 	engine_send(LMSG_SWEPT, 0, swept);
 	sessbox_init(conf, rootfs);
-	if (ev_add(fd, POLLIN | POLLOUT, engine_event, NULL) == -1)
+	if (ev_add(fd, POLLIN | POLLOUT, launcher_engine_event, NULL) == -1)
 		fatal("launcher: ev_add");
 	if (ev_loop() == -1)
 		fatal("launcher: event loop");

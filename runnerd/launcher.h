@@ -23,7 +23,8 @@
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
-#define RENDER_BWRAP		"/usr/bin/bwrap" /* render.c's sandbox */
+/* launcher_render.c's sandbox */
+#define RENDER_BWRAP		"/usr/bin/bwrap"
 
 struct sbx;
 
@@ -62,13 +63,13 @@ int	 helper_run(const struct sbx_request *);
 void	 helper_kill(uint64_t);
 void	 helper_stop(void);
 
-/* sessbox.c: session sandboxes and the warm pool */
+/* launcher_session.c: session sandboxes and the warm pool */
 void	 sessbox_init(const struct as_config *, const char *);
 void	 sessbox_message(uint32_t, uint64_t, const uint8_t *, size_t);
 void	 sessbox_reaped(pid_t, int);
 void	 sessbox_shutdown(void);
 
-/* bundle.c */
+/* launcher_bundle.c */
 int	 workspace_name_ok(const char *);
 int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
@@ -83,7 +84,7 @@ int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
-/* confine.c: the launcher's reads of agent trees, under Landlock */
+/* launcher_confine.c: the launcher's reads of agent trees, under Landlock */
 struct sandbox_paths;
 json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 	    json_t *(*)(void *), void *, char *, size_t);
@@ -100,7 +101,7 @@ void	 workspace_keep(const char *, json_t *, json_t *, int);
 void	 workspace_collect_confined(const struct as_config *, const char *,
 	    json_t *, json_t *, int);
 
-/* render.c: the plan shown where no module code ran */
+/* launcher_render.c: the plan shown where no module code ran */
 void	 render_exec(const struct as_config *, const char *, const json_t *,
 	    int, int) __attribute__((noreturn));
 int	 render_prepare(const struct as_config *, const char *, json_t *,
@@ -108,7 +109,7 @@ int	 render_prepare(const struct as_config *, const char *, json_t *,
 void	 render_collect(const struct as_config *, const char *, int, json_t *,
 	    const char *);
 
-/* cgroup.c */
+/* launcher_cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
 int	 cgroup_hit_memory_limit(const char *);
@@ -116,7 +117,7 @@ int	 cgroup_enter(const char *, const char *);
 void	 cgroup_kill(const char *);
 void	 cgroup_remove(const char *);
 
-/* egress.c */
+/* launcher_egress.c */
 void	 egress_init(const struct as_config *);
 pid_t	 egress_start(const char *, json_t *, int *);
 int	 egress_listen_here(int);
@@ -128,7 +129,7 @@ void	 journal_note(uint64_t, const char *);
 void	 journal_sync(void);
 void	 journal_remove(void);
 
-/* sweep.c */
+/* launcher_sweep.c */
 int	 runsc_cmd(const struct as_config *, char *, size_t, ...)
 	    __attribute__((sentinel));
 json_t	*sweep(const struct as_config *);

@@ -1,6 +1,6 @@
 /*
  * Which phase a one-shot sandbox is in, for the call's progress.  The
- * request names its phases in order ("phases", terraform.c); the
+ * request names its phases in order ("phases", tool_terraform.c); the
  * script's shell announces each one on its stdin, a socket to here,
  * and starts the phase's command with stdin from /dev/null, so that
  * the module code terraform runs does not hold the socket.  Only the

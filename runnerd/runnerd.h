@@ -165,7 +165,7 @@ int	spool_busy(void);
 int	spool_append(const char *);
 void	spool_acked(void);
 
-/* terraform.c */
+/* tool_terraform.c */
 int	tf_kind(struct call *, char *, size_t);
 json_t	*tf_spend_request(const struct call *);
 int	tf_spent(struct call *, json_t *, char *, size_t);
@@ -191,7 +191,7 @@ json_t	*session_read_reply(const struct call *, json_t *, json_t *, json_t *);
 json_t	*session_reset_reply(const struct call *, json_t *, json_t *,
 	    json_t *);
 
-/* k8s_tool.c */
+/* tool_k8s.c */
 json_t	*k8s_argv(const json_t *);
 json_t	*k8s_result(struct call *, json_t *);
 

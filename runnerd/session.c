@@ -5,7 +5,7 @@
  * user gets no more by running more clients, and in all), reaping after
  * an idle time and a lifetime, and the translation of a session tool's
  * call into the agent's request and of its reply into the MCP result.
- * The sandbox side is the backend's (sessbox.c for gvisor).  A session
+ * The sandbox side is the backend's (launcher_session.c for gvisor).  A session
  * has no network and no credential: brokerd is never asked.  One call
  * at a time per session, its client's or an operator's (runnerctl's put
  * and get, which reach any session: control.c).
@@ -113,7 +113,7 @@ session_end(struct session *s, const char *why)
 }
 
 static void
-reap(void *arg)
+session_reap(void *arg)
 {
 	struct session *s;
 	int64_t now = ev_now_ms();
@@ -131,7 +131,7 @@ reap(void *arg)
 			session_end(s, "it was idle too long");
 	}
 	if (!TAILQ_EMPTY(&sessions))
-		reap_timer = ev_timer(REAP_MS, reap, NULL);
+		reap_timer = ev_timer(REAP_MS, session_reap, NULL);
 }
 
 static struct session *
@@ -153,7 +153,7 @@ session_new(struct call *k)
 	s->opened = s->used = ev_now_ms();
 	TAILQ_INSERT_TAIL(&sessions, s, entry);
 	if (reap_timer == 0)
-		reap_timer = ev_timer(REAP_MS, reap, NULL);
+		reap_timer = ev_timer(REAP_MS, session_reap, NULL);
 	return s;
 }
 

@@ -1,6 +1,6 @@
 /*
  * Terraform's lasting pieces, on the launcher's side (or the claim
- * keeper's, claim.c): the working directory copied into a call's
+ * keeper's, kube_claim.c): the working directory copied into a call's
  * workspace, the state kept between calls in runnerd's state directory
  * (on the claim with the kubernetes backend), and saved plans stored
  * under their SHA-256.  The sandbox sees copies only, never a host
@@ -463,7 +463,7 @@ seed_child(void *arg)
 /*
  * workspace_seed in a child that can read nothing but the working
  * directory and write nothing but runnerd's terraform state and the
- * workspace (confine.c).  The snapshot's digest comes back into req.
+ * workspace (launcher_confine.c).  The snapshot's digest comes back into req.
  */
 int
 workspace_seed_confined(const struct as_config *c, const char *work,
@@ -524,7 +524,7 @@ collect_child(void *arg)
 /*
  * After the sandbox, files_collect and workspace_keep in a child that
  * reads nothing but the workspace and writes nothing but runnerd's
- * terraform state (confine.c); what they give goes into r.
+ * terraform state (launcher_confine.c); what they give goes into r.
  */
 void
 workspace_collect_confined(const struct as_config *c, const char *work,

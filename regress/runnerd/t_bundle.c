@@ -1,4 +1,4 @@
-/* The launcher's checks on what the engine asks of it (runnerd/bundle.c). */
+/* The launcher's checks on what the engine asks of it (launcher_bundle.c). */
 #include <sys/stat.h>
 
 #include <atf-c.h>

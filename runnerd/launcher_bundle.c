@@ -141,7 +141,7 @@ request_ok(json_t *req)
 	argv = json_object_get(req, "argv");
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
 		return 0;
-	/* Only the launcher makes session bundles (sessbox.c). */
+	/* Only the launcher makes session bundles (launcher_session.c). */
 	if (json_object_get(req, "session") != NULL)
 		return 0;
 	json_array_foreach(argv, i, v)

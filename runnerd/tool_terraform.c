@@ -53,7 +53,7 @@
 
 /*
  * The gvisor backend's launcher shows the saved plan itself, where no
- * module code runs (render.c): this sandbox's output goes back to the
+ * module code runs (launcher_render.c): this sandbox's output goes back to the
  * agent only.
  */
 static const char plan_script[] = TF_ENV TF_INIT TF_PHASE("plan")
@@ -80,7 +80,10 @@ working_dir(const struct call *k)
 	return json_string_value(json_object_get(k->args, "working_dir"));
 }
 
-/* Whether the backend renders a saved plan outside its sandbox (render.c). */
+/*
+ * Whether the backend renders a saved plan outside its sandbox
+ * (launcher_render.c).
+ */
 static int
 tf_renders(void)
 {
@@ -277,7 +280,7 @@ summary_text(const char *wd, const json_t *s, const char *digest)
  * launcher's (what kept the sandbox from running), or ours (what).
  */
 static json_t *
-failed(const struct call *k, json_t *r, const char *what)
+tf_failed(const struct call *k, json_t *r, const char *what)
 {
 	const char *status, *err, *out, *error;
 	char *text;
@@ -367,7 +370,7 @@ code_refused(const struct call *k, json_t *r, const json_t *summary)
 		free(text);
 		return NULL;
 	}
-	res = failed(k, r, text);
+	res = tf_failed(k, r, text);
 	free(text);
 	return res;
 }
@@ -431,7 +434,7 @@ tf_pending_result(struct call *k, json_t *reply, const char *why)
 	json_t *r = k->outcome, *summary = k->summary, *res;
 
 	if (why != NULL)
-		return failed(k, r, why);
+		return tf_failed(k, r, why);
 	digest = json_string_value(json_object_get(r, "plan_digest"));
 	id = json_string_value(json_object_get(reply, "approval_id"));
 	expires = json_string_value(json_object_get(reply, "expires_at"));
@@ -444,7 +447,7 @@ tf_pending_result(struct call *k, json_t *reply, const char *why)
 	    "approval expires at %s and works once.\n", head, id, id, id,
 	    expires != NULL ? expires : "?") == -1) {
 		free(head);
-		return failed(k, r, "approvald gave no approval id");
+		return tf_failed(k, r, "approvald gave no approval id");
 	}
 	res = text_result(0, text, json_pack("{s:s, s:s, s:s, s:s?, s:s,"
 	    " s:s?, s:O, s:O, s:s, s:s+}", "status", "pending_approval",
@@ -469,7 +472,7 @@ apply_result(const struct call *k, json_t *r)
 
 	out = json_string_value(json_object_get(r, "stdout"));
 	if (json_object_get(r, "error") != NULL)
-		return failed(k, r, NULL);
+		return tf_failed(k, r, NULL);
 	if (asprintf(&text, "Applied the approved plan %.12s… in %s.\n%s",
 	    k->plan_digest, working_dir(k), out != NULL ? out : "") == -1)
 		return NULL;
@@ -496,11 +499,11 @@ tf_result(struct call *k, json_t *r)
 	status = json_string_value(json_object_get(r, "status"));
 	if (status == NULL || strcmp(status, "exited") != 0 ||
 	    json_integer_value(json_object_get(r, "exit_code")) != 0)
-		return failed(k, r, NULL);
+		return tf_failed(k, r, NULL);
 	if (k->kind == CALL_TF_APPLY)
 		return apply_result(k, r);
 	if ((summary = plan_summary(k, r, why, sizeof(why))) == NULL)
-		return failed(k, r, why);
+		return tf_failed(k, r, why);
 	/* Shown with the approval: the files the apply will run from. */
 	if (json_is_string(json_object_get(r, "snapshot_digest")))
 		json_object_set(summary, "snapshot_digest",

@@ -244,7 +244,7 @@ agent_event(int fd, short revents, void *arg)
 }
 
 static json_t *
-agent_request(void)
+box_agent_request(void)
 {
 	char out[32], timeout[32];
 
@@ -274,7 +274,7 @@ sess_spawn(struct sess *s)
 	json_t *req;
 	int sp[2], null;
 
-	if ((req = agent_request()) == NULL)
+	if ((req = box_agent_request()) == NULL)
 		return -1;
 	if (cgroup_create(conf, s->cid) == -1 ||
 	    bundle_create(conf, s->dir, s->cid, rootfs, req, -1) == -1) {
@@ -427,7 +427,7 @@ session_open(uint64_t key, const uint8_t *data, size_t len)
 }
 
 static void
-session_call(uint64_t key, const uint8_t *data, size_t len)
+box_call(uint64_t key, const uint8_t *data, size_t len)
 {
 	struct sess *s;
 
@@ -456,7 +456,7 @@ sessbox_message(uint32_t type, uint64_t key, const uint8_t *data, size_t len)
 		session_open(key, data, len);
 		break;
 	case LMSG_SESSION_CALL:
-		session_call(key, data, len);
+		box_call(key, data, len);
 		break;
 	case LMSG_SESSION_CANCEL:
 		if ((s = sess_find(key)) != NULL && s->busy &&

@@ -141,7 +141,7 @@ seed(const struct as_config *c, uint64_t id, json_t *req)
 }
 
 static json_t *
-collect(const struct as_config *c, uint64_t id, json_t *msg)
+keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
 {
 	json_t *req, *result, *reply;
 	const char *status;
@@ -216,7 +216,7 @@ keeper_main(const struct as_config *c, int fd)
 		else if (m.hdr.type == CLAIM_SEED)
 			reply = seed(c, m.hdr.reqid, msg);
 		else if (m.hdr.type == CLAIM_COLLECT)
-			reply = collect(c, m.hdr.reqid, msg);
+			reply = keeper_collect(c, m.hdr.reqid, msg);
 		else
 			reply = error_reply("unknown request");
 		json_decref(msg);
