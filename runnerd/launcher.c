@@ -271,6 +271,43 @@ sbx_result(struct sbx *s)
 	return r;
 }
 
+/*
+ * The output caps count bytes, and JSON escapes can make them six times
+ * as many: a result whose encoding would not fit its frame loses the
+ * second half of its longer stream, flagged truncated, until it fits.
+ */
+#define DONE_MAX	(MSG_MAX_PAYLOAD - 4096)
+
+static void
+result_fit(json_t *r)
+{
+	const char *key, *text;
+	size_t len, n;
+	char *enc, flag[32];
+	int pass;
+
+	for (pass = 0; pass < 64; pass++) {
+		if ((enc = json_dumps(r, JSON_COMPACT)) == NULL)
+			return;
+		len = strlen(enc);
+		free(enc);
+		if (len <= DONE_MAX)
+			return;
+		key = json_string_length(json_object_get(r, "stdout")) >=
+		    json_string_length(json_object_get(r, "stderr")) ?
+		    "stdout" : "stderr";
+		text = json_string_value(json_object_get(r, key));
+		if ((n = json_string_length(json_object_get(r, key)) / 2) == 0)
+			return;
+		/* Not inside a UTF-8 sequence. */
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+		json_object_set_new(r, key, json_stringn(text, n));
+		snprintf(flag, sizeof(flag), "%s_truncated", key);
+		json_object_set_new(r, flag, json_true());
+	}
+}
+
 /* Removes everything the call made; 0 when nothing is left. */
 static int
 sbx_cleanup(struct sbx *s)
@@ -400,6 +437,8 @@ sbx_finish(struct sbx *s)
 		return;
 	if (sbx_cleanup(s) == -1 && r != NULL)
 		json_object_set_new(r, "cleanup_failed", json_true());
+	if (r != NULL)
+		result_fit(r);
 	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
 		done_failed(s->id, "cannot send the result: too large or out of memory");
 	sbx_free(s);
