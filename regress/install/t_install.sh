@@ -48,6 +48,10 @@ install_suite()
 	cp -R "$(as_src)/terraform/demo" "$B/terraform/"
 	chown -R $AGENT "$B/terraform/demo"
 	AS_RUN=$B/run
+	# The people's socket client, where they may run it: the build tree
+	# may sit in a directory only root can traverse.
+	install -m 0755 "$FRAMETOOL" "$B/frametool"
+	FRAMETOOL=$B/frametool
 }
 
 unit_start()
