@@ -81,12 +81,7 @@ audit_down_cleanup() { rd_setup; rd_stop; }
 # runnerd, so that auditd can be stopped (SIGSTOP) by itself.
 stall_start()
 {
-	mkdir -p run
-	python3 "$RD_LIB/peers.py" "$(pwd)/run" --events "$(pwd)/events.jsonl" \
-	    --serve audit.sock > auditd.log 2>&1 &
-	echo $! > auditd.pid
-	echo $! >> rd.pids
-	rd_wait_file run/audit.sock || atf_fail "no auditd"
+	rd_peer_alone audit.sock auditd
 	rd_start --serve approval.sock --serve broker.sock || atf_fail "start"
 	kill -STOP "$(cat auditd.pid)"
 }

@@ -48,12 +48,7 @@ tr_wait()
 # tr_start: approvald's stand-in alone, then the other peers and runnerd.
 tr_start()
 {
-	mkdir -p run
-	python3 "$RD_LIB/peers.py" "$(pwd)/run" --events "$(pwd)/events.jsonl" \
-	    --serve approval.sock > approvald.log 2>&1 &
-	echo $! > approvald.pid
-	echo $! >> rd.pids
-	rd_wait_file run/approval.sock || atf_fail "no approvald"
+	rd_peer_alone approval.sock approvald
 	RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
   warm_pool: 1
   timeout: 60s" rd_start --serve broker.sock --serve audit.sock ||
