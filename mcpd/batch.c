@@ -24,6 +24,7 @@ struct batch {
 
 static TAILQ_HEAD(, batch) open_batches = TAILQ_HEAD_INITIALIZER(open_batches);
 static struct batch	*serving;	/* the batch being gone through */
+static int		 alone;		/* serving a message on its own */
 
 #define BATCH_VERSION	"2025-03-26"
 
@@ -89,6 +90,8 @@ batch_collect(json_t *msg)
 		json_array_append_new(serving->replies, msg);
 		return 1;
 	}
+	if (alone)
+		return 0;
 	if ((id = json_object_get(msg, "id")) == NULL ||
 	    (b = batch_waiting(id, &at)) == NULL)
 		return 0;
@@ -129,6 +132,19 @@ serve_member(struct batch *b, json_t *v)
 	if (m.kind == RPC_REQUEST && json_array_size(b->replies) == before)
 		json_array_append(b->waiting, m.id);
 	rpc_clear(&m);
+}
+
+/*
+ * One line from the client.  What a message on its own draws at once
+ * is its answer, never a waiting batch's, even when it reuses the id
+ * of a batch's call in flight.
+ */
+void
+batch_serve_line(struct rpc_msg *m)
+{
+	alone = 1;
+	mcp_serve(m);
+	alone = 0;
 }
 
 /* A batch from the client (an array, borrowed). */

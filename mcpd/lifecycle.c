@@ -312,7 +312,7 @@ mcp_line(const char *line, size_t len, void *arg)
 
 	(void)arg;
 	rpc_parse(line, len, &m);
-	mcp_serve(&m);
+	batch_serve_line(&m);
 	rpc_clear(&m);
 }
 

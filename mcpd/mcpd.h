@@ -105,6 +105,7 @@ void	 mcp_reply(const struct mcp_req *, json_t *);
 void	 mcp_serve(struct rpc_msg *);
 
 /* batch.c */
+void	 batch_serve_line(struct rpc_msg *);
 void	 batch_serve(json_t *);
 int	 batch_collect(json_t *);
 void	 batch_forget(const json_t *);

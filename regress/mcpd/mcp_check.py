@@ -342,10 +342,22 @@ def s_batch(binary, conf):
     r = m.read()
     check(isinstance(r, dict) and error_code(r) == -32600 and
           r.get("id") is None, "empty batch: %r" % r)
+    # A lone request reusing a waiting member's id is answered alone.
+    m.send([shell(30, "sleep 0.5"), ping(31)])
+    check(wait_for(lambda: len([e for e in forwarded()
+                                if e["type"] == "call"]) == 3),
+          "slow member not forwarded")
+    m.send(shell(30, "echo"))
+    r = m.read()
+    check(isinstance(r, dict) and r.get("id") == 30 and
+          error_code(r) == -32600, "lone request, a member's id: %r" % r)
+    r = m.read()
+    check(isinstance(r, list) and sorted(x["id"] for x in r) == [30, 31] and
+          "result" in r[0] and "result" in r[1], "its batch: %r" % r)
     # A cancelled member is never answered; the batch still is.
     m.send([shell(20, "sleep 5"), ping(21)])
     check(wait_for(lambda: len([e for e in forwarded()
-                                if e["type"] == "call"]) == 3),
+                                if e["type"] == "call"]) == 4),
           "slow member not forwarded")
     m.notify("notifications/cancelled", {"requestId": 20})
     r = m.read()
