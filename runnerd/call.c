@@ -906,8 +906,9 @@ tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
 	struct call *k = arg;
 
 	(void)fd;
-	call_finish(k, tf_pending_result(k, reply, why), json_pack("{s:O*}",
-	    "status", json_object_get(k->outcome, "status")));
+	call_finish(k, tf_pending_result(k, reply, why), json_pack(
+	    "{s:O*, s:O*}", "status", json_object_get(k->outcome, "status"),
+	    "approval_id", json_object_get(reply, "approval_id")));
 	json_decref(reply);
 }
 

@@ -37,7 +37,8 @@ event_level(const char *event, const json_t *fields)
 		return field_is(fields, "decision", "deny") ? "warning" :
 		    "info";
 	if (strcmp(event, "tool.result") == 0) {
-		if (field_is(fields, "status", "pending_approval"))
+		/* Stopped at a pending approval: a person has to act. */
+		if (json_is_string(json_object_get(fields, "approval_id")))
 			return "notice";
 		return json_is_true(json_object_get(fields, "isError")) ?
 		    "error" : "info";

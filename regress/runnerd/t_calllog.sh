@@ -23,7 +23,7 @@ lg_head()
 # send OUT COMMAND LOG: one run_shell call, its frames in OUT.
 send()
 {
-	"$FRAMETOOL" send run/runner.sock 100 "$(python3 -c '
+	"$FRAMETOOL" send "${AS_RUN:-run}/runner.sock" 100 "$(python3 -c '
 import json, sys
 print(json.dumps({"tool": "run_shell", "arguments": {"command": sys.argv[1]},
                   "log": sys.argv[2] == "true"}))' "$2" "$3")" > "$1" ||
@@ -145,10 +145,38 @@ PY
 }
 own_only_cleanup() { lg_setup; rd_stop; }
 
+atf_test_case pending cleanup
+pending_head() { lg_head; atf_set descr "a call stopped at a pending approval at notice, with the real peers"; }
+pending_body()
+{
+	lg_setup
+	. "$RD_LIB/../lib/suite.subr"
+	sed '/^  run_shell:/,/^  [a-z]/s/    tier: low/    tier: high/' \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	AS_RUNNERD_EXTRA="  sessions_max: 0
+  warm_pool: 0"
+	AS_BROKERD_EXTRA="  scopes:
+    code: { engine: none, tools: [run_shell] }"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+	send out "echo gated" true
+	trail out > got
+	expect got "info tool.request
+info guardrail.decision
+notice tool.result"
+	as_stop
+}
+pending_cleanup()
+{
+	. "$(atf_get_srcdir)/../lib/suite.subr"
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case trail
 	atf_add_test_case refusal
 	atf_add_test_case failure
 	atf_add_test_case own_only
+	atf_add_test_case pending
 }
