@@ -67,6 +67,8 @@ batch_waiting(const json_t *id, size_t *at)
 {
 	struct batch *b;
 
+	if (serving != NULL && (*at = waiting_index(serving, id)) != (size_t)-1)
+		return serving;
 	TAILQ_FOREACH(b, &open_batches, entry)
 		if ((*at = waiting_index(b, id)) != (size_t)-1)
 			return b;
@@ -104,7 +106,11 @@ batch_collect(json_t *msg)
 	return 1;
 }
 
-/* A cancelled request is never answered: its batch stops waiting. */
+/*
+ * A cancelled request is never answered: its batch stops waiting, also
+ * when the cancellation is in the same batch (which is then still being
+ * gone through, and goes out at its end).
+ */
 void
 batch_forget(const json_t *id)
 {
@@ -114,7 +120,7 @@ batch_forget(const json_t *id)
 	if (id == NULL || (b = batch_waiting(id, &at)) == NULL)
 		return;
 	json_array_remove(b->waiting, at);
-	if (json_array_size(b->waiting) == 0) {
+	if (b != serving && json_array_size(b->waiting) == 0) {
 		TAILQ_REMOVE(&open_batches, b, entry);
 		batch_flush(b);
 	}

@@ -363,6 +363,13 @@ def s_batch(binary, conf):
     r = m.read()
     check(isinstance(r, list) and [x["id"] for x in r] == [21],
           "batch with a cancelled member: %r" % r)
+    # Cancelled in its own batch: the rest is answered, at once.
+    m.send([shell(40, "sleep 5"), {"jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 40}}, ping(41)])
+    r = m.read()
+    check(isinstance(r, list) and [x["id"] for x in r] == [41],
+          "batch cancelling its own member: %r" % r)
     m.alive()
     check(m.close() == 0, "exit status")
 
