@@ -164,6 +164,49 @@ pending_body()
 	expect got "info tool.request
 info guardrail.decision
 notice tool.result"
+	# Through the real mcpd: the same trail as notifications/message,
+	# each one's fields what auditd recorded for the event.
+	python3 - "$(as_bin mcpd)" conf.yaml var/audit.jsonl <<'PY' ||
+import json, subprocess, sys
+secret = "ghp_mHtGpGL43CKhh0tuH4gLHyreE3IwETcUHZ9l"
+p = subprocess.Popen([sys.argv[1], "-f", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+def send(rid, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                              "params": params}) + "\n")
+    p.stdin.flush()
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("id") == rid:
+            return m
+        notes.append(m)
+notes = []
+send(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}})
+send(2, "logging/setLevel", {"level": "notice"})
+send(3, "tools/call", {"name": "run_shell",
+                       "arguments": {"command": "echo " + secret}})
+assert [(n["params"]["level"], n["params"]["data"]["event"]) for n in notes] \
+    == [("notice", "tool.result")], notes
+notes.clear()
+send(4, "logging/setLevel", {"level": "debug"})
+send(5, "tools/call", {"name": "run_shell",
+                       "arguments": {"command": "echo " + secret}})
+p.stdin.close()
+p.wait()
+assert secret not in json.dumps(notes), notes
+events = [n["params"]["data"] for n in notes]
+assert [e["event"] for e in events] == \
+    ["tool.request", "guardrail.decision", "tool.result"], events
+recorded = {}
+for line in open(sys.argv[3]):
+    r = json.loads(line)
+    recorded[(r["request_id"], r["event"])] = r["fields"]
+for e in events:
+    assert recorded[(e["request_id"], e["event"])] == e["fields"], \
+        (e, recorded.get((e["request_id"], e["event"])))
+PY
+	    atf_fail "through mcpd"
 	as_stop
 }
 pending_cleanup()
