@@ -44,7 +44,7 @@ atf_test_case sdk_client cleanup
 sdk_client_head()
 {
 	atf_set descr "initialize, tools/list, calls, isError results," \
-	    "progress and cancellation through @modelcontextprotocol/sdk"
+	    "progress, cancellation and logging through @modelcontextprotocol/sdk"
 	atf_set require.progs "node python3"
 	atf_set timeout 120
 }
