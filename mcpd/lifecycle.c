@@ -107,7 +107,7 @@ mcp_reply(const struct mcp_req *req, json_t *result)
 {
 	json_t *meta;
 
-	if (req->modern) {
+	if (req->modern && result != NULL) {
 		json_object_set_new(result, "resultType",
 		    json_string("complete"));
 		if ((meta = json_object_get(result, "_meta")) == NULL) {
