@@ -410,6 +410,7 @@ start(struct call *k)
 	k->state = CALL_STARTING;
 	req->id = k->id;
 	req->egress = json_incref(json_object_get(k->decision, "egress"));
+	req->agent_code = k->rt->kind == TOOL_SHELL;
 	if (k->kind == CALL_ONESHOT)
 		req->argv = k->rt->argv(k->args);
 	else if (k->rt->prepare(k, req) == -1)

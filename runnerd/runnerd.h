@@ -183,6 +183,9 @@ extern const struct runner_tool	runner_tools[];
 const struct runner_tool *runner_tool(const char *);
 int	runner_tools_check(const struct runner_tool *, char *, size_t);
 
+/* run_limits.c: the limits a run_python or run_shell ran into */
+const char *run_limits(json_t *, const char *, int, int);
+
 /* tool_shell.c: run_shell without a session */
 json_t	*shell_argv(const json_t *);
 json_t	*shell_result(struct call *, json_t *);
