@@ -2,9 +2,10 @@
  * Which of the sandbox's limits a command ran into, for the results of
  * run_python and run_shell (a session's or a one-shot's).  Inside
  * gVisor an allocation past the address-space limit fails with ENOMEM
- * (Python raises MemoryError) and a fork past RLIMIT_NPROC with EAGAIN;
- * gVisor counts neither anywhere the launcher can read, so what the
- * failing command printed about those errors is the evidence.
+ * (Python raises MemoryError) and a fork or a new thread past
+ * RLIMIT_NPROC with EAGAIN; gVisor counts neither anywhere runnerd can
+ * read, so what the failing command printed about those errors is the
+ * evidence.
  */
 #include <string.h>
 
@@ -14,9 +15,10 @@
 static const char *const memory_signs[] = {
 	"MemoryError", "Cannot allocate memory", NULL
 };
-/* strerror(EAGAIN), as fork's failure prints it; dash's own. */
+/* strerror(EAGAIN), as fork's failure prints it; dash's and Python's. */
 static const char *const pids_signs[] = {
-	"Resource temporarily unavailable", "Cannot fork", NULL
+	"Resource temporarily unavailable", "Cannot fork",
+	"can't start new thread", NULL
 };
 
 static int

@@ -459,16 +459,20 @@ except MemoryError:
 '''
 
 PIDS = r'''python3 -c "
-import os, sys, time
+import os, signal, sys, time
+kids = []
 for n in range(200):
     try:
         pid = os.fork()
     except OSError:
         print(\"forked\", n)
+        for pid in kids:
+            os.kill(pid, signal.SIGKILL)
         sys.exit(1)
     if pid == 0:
-        time.sleep(3)
+        time.sleep(30)
         os._exit(0)
+    kids.append(pid)
 print(\"forked\", 200)"'''
 
 

@@ -60,7 +60,8 @@ ss_run()
 		sleep 300 &
 		echo $! >> rd.pids
 		SS_ARGS="$(pwd)/host-file $! ${addr:-127.0.0.1} $(cat ports)"
-		ss_start ;;
+		# Its fork loop: about 30 forks at tens of milliseconds each.
+		SS_TIMEOUT=30s ss_start ;;
 	tmpfull)
 		ss_start "  tmp_size: 8M" ;;
 	limits)
