@@ -8,7 +8,9 @@ one AGENT_REPLY; an AGENT_CANCEL ends the request in progress.
 
 run_python code runs in a worker forked from the agent, whose globals
 survive between calls; a crash or a timeout loses that worker only and
-the next call gets a fresh one.  Shell commands are `sh -c` in /work.
+the next call gets a fresh one.  A limit gVisor enforces inside (an
+allocation past RLIMIT_AS, a fork past RLIMIT_NPROC) fails in the code
+that asked, so it ends the call, never the agent.  Shell commands are `sh -c` in /work.
 Files are reached only below /work, one component at a time, never
 through a symbolic link.
 
