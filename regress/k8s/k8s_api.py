@@ -299,7 +299,8 @@ class Api:
                     "name": name, "group": route.group,
                     "kind": route.resource})
         self.check_escalation(user, route, body)
-        warning = self.admit_pod_security(route, body, ns_obj)
+        warning = self.admit_pod_security(route, body, ns_obj,
+                                          fault[:1] == ["podsecurity"])
         defaults(route.resource, body)
         if dry_run(query, {}):
             return 201, out(route.resource, body), warning
@@ -337,7 +338,7 @@ class Api:
                                            body["metadata"]["name"],
                                            user.name))
 
-    def admit_pod_security(self, route, body, ns_obj):
+    def admit_pod_security(self, route, body, ns_obj, forced=False):
         """Pod Security enforces on pods: a pod that violates its
         namespace's level is Forbidden; a Job whose template would is
         stored, with a Warning header (its pods are then refused, see
@@ -350,7 +351,9 @@ class Api:
             spec = body["spec"]["template"]["spec"]
         else:
             return None
-        refusal = k8s_admission.refusal(spec, ns_obj)
+        refusal = k8s_admission.refusal(spec, ns_obj) or (
+            forced and 'PodSecurity "restricted:latest": (the podsecurity '
+            'fault)') or None
         if refusal is None:
             return None
         if route.resource == "jobs":

@@ -106,6 +106,9 @@ STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
   down            the connection is closed without an answer
   403             every authenticated request is Forbidden
   409             every create answers AlreadyExists
+  podsecurity     Pod Security answers as if a created pod or Job
+                  template violated restricted (the Job's warning, a
+                  pod's 403); the Job's pods are still made
   slow SECONDS    the answer is delayed
   watch-close N   a watch is cut (no final chunk) after N events (def. 1)
 STATE/pod-groups/PGID exists while a pod's process group runs (the
