@@ -320,6 +320,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         def wanted(obj):
             return match(obj) and \
                 route.ns in (None, obj["metadata"].get("namespace"))
+
+        def since(rv):
+            """The events after RV, or the 410 that ends the watch: an
+            ERROR event in the 200 stream, as the watch cache answers."""
+            events = store.events_after(route.resource, rv)
+            if events is None:
+                return [("ERROR", status(
+                    410, "Expired", "too old resource version: %d (%d)"
+                    % (rv, store.oldest(route.resource))))]
+            return [(t, o) for _, t, o in events if wanted(o)]
         with store.lock:
             rv = query.get("resourceVersion")
             if rv in (None, "", "0"):
@@ -327,18 +337,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 pending = [("ADDED", o) for o in store.all(route.resource,
                                                            route.ns)
                            if wanted(o)]
-                last = store.rv
+            elif not rv.isdigit():
+                raise ApiError(400, "BadRequest", 'invalid resource '
+                               'version: "%s"' % rv)
             else:
-                events = store.events_after(route.resource, int(rv))
-                if events is None:
-                    # In the 200 stream, as the watch cache answers.
-                    pending = [("ERROR", status(
-                        410, "Expired", "too old resource version: %s (%d)"
-                        % (rv, store.oldest(route.resource))))]
-                    end = 0
-                else:
-                    pending = [(t, o) for _, t, o in events if wanted(o)]
-                last = store.rv
+                pending = since(int(rv))
+            last = store.rv
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -346,6 +350,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.code = 200
         sent = 0
         while True:
+            if pending[-1:] and pending[-1][0] == "ERROR":
+                end = 0
             for etype, obj in pending:
                 if cut is not None and sent >= cut:
                     # Cut mid-stream: no terminating chunk, as when the
@@ -360,8 +366,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             with store.lock:
                 store.changed.wait(min(1.0, max(0.0, end - time.time())))
-                events = store.events_after(route.resource, last) or []
-                pending = [(t, o) for _, t, o in events if wanted(o)]
+                pending = since(last)
                 last = store.rv
         self.chunk(b"")
 

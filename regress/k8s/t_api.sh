@@ -56,7 +56,7 @@ status_shapes_head()
 	atf_set "descr" "404, 409, 422, 403, 401, 405 and 400 are " \
 	    "Kubernetes Status objects with the API server's wording; " \
 	    "PATCH's routing failures, 406 and 415, are plain text"
-	atf_set "timeout" "150"
+	atf_set "timeout" "240"
 }
 status_shapes_body()
 {
