@@ -30,6 +30,7 @@ struct kube_api {
 	char	*cert_pem;
 	char	*key_pem;
 	void	*curl;
+	char	 warning[1024];		/* the last answer's Warning header */
 };
 
 /* kube_api.c */

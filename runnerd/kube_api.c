@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cjson.h"
 #include "kube.h"
@@ -287,6 +288,33 @@ api_collect(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/*
+ * The text of a Warning header (299 - "TEXT", RFC 7234 5.5), unescaped,
+ * into k->warning; the first one wins.  The API server warns there, for
+ * one, when Pod Security would refuse a Job's pods.
+ * https://kubernetes.io/blog/2020/09/03/warnings/
+ */
+static size_t
+api_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kube_api *k = arg;
+	size_t n = size * nmemb, i, o = 0;
+	const char *q;
+
+	if (k->warning[0] != '\0' || n < 9 ||
+	    strncasecmp(data, "Warning:", 8) != 0 ||
+	    (q = memchr(data, '"', n)) == NULL)
+		return n;
+	for (i = q - data + 1; i < n && data[i] != '"' &&
+	    o + 1 < sizeof(k->warning); i++) {
+		if (data[i] == '\\' && i + 1 < n)
+			i++;
+		k->warning[o++] = data[i];
+	}
+	k->warning[o] = '\0';
+	return n;
+}
+
 static int
 progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     curl_off_t un)
@@ -323,6 +351,9 @@ perform(struct kube_api *k, const char *method, const char *path,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	k->warning[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, api_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, k);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
 	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &interruptible);

@@ -294,6 +294,18 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		goto out;
 	}
 	c.job = json_incref(reply);
+	if (strstr(api->warning, "would violate PodSecurity") != NULL) {
+		/*
+		 * Pod Security admits the Job but will refuse its pods
+		 * (FailedCreate events): fail now, in the API's words,
+		 * rather than at the deadline.  runnerd's Jobs pass
+		 * restricted, so this is a cluster that wants more.
+		 */
+		strlcpy(why, api->warning, sizeof(why));
+		cleanup(conf, api, c.name);
+		r = run_failed("the cluster refuses the Job's pods", why);
+		goto out;
+	}
 	if (cred != NULL) {
 		snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets",
 		    ns(&c));

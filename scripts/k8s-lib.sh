@@ -32,6 +32,70 @@ need()
 	done
 }
 
+# render TEMPLATE NAME=VALUE...: TEMPLATE with each @NAME@ replaced by its
+# VALUE.  A placeholder alone on its line is replaced by the whole value, a
+# block of lines; comment lines are copied as they are, so that a comment
+# may name a placeholder; a placeholder with no value is an error.
+render()
+{
+	render_template=$1
+	shift
+	render_names=""
+	for render_arg in "$@"; do
+		render_names="$render_names ${render_arg%%=*}"
+	done
+	# shellcheck disable=SC2016 # $1 and $0 are awk's
+	env "$@" awk -v names="$render_names" '
+	BEGIN {
+		n = split(names, k, " ")
+		for (i = 1; i <= n; i++)
+			val[k[i]] = ENVIRON[k[i]]
+	}
+	/^[ \t]*#/ { print; next }
+	/^[ \t]*@[A-Z_]+@[ \t]*$/ {
+		name = $1
+		gsub("@", "", name)
+		if (!(name in val)) {
+			missing = name
+			exit 1
+		}
+		v = val[name]
+		sub(/\n$/, "", v)
+		print v
+		next
+	}
+	{
+		line = $0
+		done = ""
+		while (match(line, /@[A-Z_]+@/)) {
+			name = substr(line, RSTART + 1, RLENGTH - 2)
+			if (!(name in val)) {
+				missing = name
+				exit 1
+			}
+			done = done substr(line, 1, RSTART - 1) val[name]
+			line = substr(line, RSTART + RLENGTH)
+		}
+		print done line
+	}
+	END {
+		if (missing != "") {
+			printf "%s: no value for @%s@\n", FILENAME, missing \
+			    > "/dev/stderr"
+			exit 1
+		}
+	}' "$render_template"
+}
+
+# ipblocks IP...: the NetworkPolicy peers (one ipBlock /32 each) that
+# cluster/networkpolicy-apiserver.yaml.in takes as @APISERVER_IPBLOCKS@.
+ipblocks()
+{
+	for ip in "$@"; do
+		printf '    - ipBlock: {cidr: %s/32}\n' "$ip"
+	done
+}
+
 cluster_exists()
 {
 	kind get clusters 2>/dev/null | grep -qx "$CLUSTER"

@@ -2,8 +2,10 @@
 # admit.sh FILE...: starts the Kubernetes API double in the current
 # directory, creates the namespace agent-sandbox enforcing Pod Security
 # "restricted" (as cluster/namespaces.yaml does), POSTs each FILE (a Job)
-# to it as the admin and prints "FILE CODE" per file, then stops the
-# double.  For t_kubejob, which drives runnerd's own Job builder.
+# to it as the admin and prints "FILE CODE" per file, with
+# " would-violate" when the answer warns that Pod Security would refuse
+# the Job's pods, then stops the double.  For t_kubejob, which drives
+# runnerd's own Job builder.
 here=$(cd "$(dirname "$0")" && pwd)
 sh "$here/../brokerd/mkcerts.sh" "$(pwd)" || exit 1
 openssl rand -hex 24 > admin.token
@@ -29,7 +31,10 @@ printf '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"agent-sandbox"
     > ns.json
 [ "$(req POST /api/v1/namespaces ns.json | head -n 1)" = 201 ] || exit 1
 for f in "$@"; do
-	code=$(req POST /apis/batch/v1/namespaces/agent-sandbox/jobs "$f" |
-	    head -n 1)
+	code=$(req POST /apis/batch/v1/namespaces/agent-sandbox/jobs "$f" \
+	    2>warning | head -n 1)
+	if grep -q 'would violate PodSecurity' warning; then
+		code="$code would-violate"
+	fi
 	echo "$f $code"
 done

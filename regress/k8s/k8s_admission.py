@@ -8,8 +8,6 @@ plugin prints: `CHECK (container "c" must set FIELD=VALUE)`, joined by
 ", " after `violates PodSecurity "restricted:latest": `.
 """
 
-import base64
-import binascii
 import re
 
 # metadata.name of most objects: an RFC 1123 subdomain.
@@ -33,10 +31,22 @@ LEVELS = ("privileged", "baseline", "restricted")
 
 
 class Invalid(Exception):
-    """A 422: causes is a list of (field, reason, message)."""
+    """A 422: causes is a list of (field, reason, body).  As apimachinery
+    builds it (field.Error, errors.NewInvalid): a cause's message is the
+    body alone ("Required value: ..."), the field is beside it; the
+    Status message joins "field: body" with ", ", in brackets when there
+    are several.
+    https://kubernetes.io/docs/reference/using-api/api-concepts/#field-validation
+    https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#response-status-kind
+    """
 
     def __init__(self, causes):
-        super().__init__("; ".join(m for _, _, m in causes))
+        parts = []
+        for f, _, body in causes:
+            if "%s: %s" % (f, body) not in parts:
+                parts.append("%s: %s" % (f, body))
+        text = ", ".join(parts)
+        super().__init__(text if len(parts) == 1 else "[%s]" % text)
         self.causes = causes
 
 
@@ -183,6 +193,16 @@ def pod_security(spec, level):
     return out
 
 
+def refusal(spec, ns_obj):
+    """'PodSecurity "LEVEL:latest": ...' when the pod SPEC breaks its
+    namespace's enforce level, else None."""
+    level = namespace_level(ns_obj)
+    bad = pod_security(spec, level)
+    if not bad:
+        return None
+    return 'PodSecurity "%s:latest": %s' % (level, ", ".join(bad))
+
+
 def namespace_level(ns_obj):
     labels = (ns_obj.get("metadata") or {}).get("labels") or {}
     level = labels.get("pod-security.kubernetes.io/enforce", "privileged")
@@ -193,11 +213,10 @@ def _name(obj, pattern, what):
     name = (obj.get("metadata") or {}).get("name") or ""
     if not name:
         return [("metadata.name", "FieldValueRequired",
-                 "metadata.name: Required value: name or generateName is "
-                 "required")]
+                 "Required value: name or generateName is required")]
     if len(name) > 253 or not pattern.match(name):
         return [("metadata.name", "FieldValueInvalid",
-                 'metadata.name: Invalid value: "%s": %s' % (name, what))]
+                 'Invalid value: "%s": %s' % (name, what))]
     return []
 
 
@@ -209,41 +228,83 @@ LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case "
              "an alphanumeric character")
 
 
-def _pod_spec(spec, path, restart_ok):
+def _pod_spec(spec, path):
     causes = []
     if not spec.get("containers"):
         causes.append((path + ".containers", "FieldValueRequired",
-                       path + ".containers: Required value"))
+                       "Required value"))
     for i, c in enumerate(_containers(spec)):
         for field in ("name", "image"):
             if not c.get(field):
                 f = "%s.containers[%d].%s" % (path, i, field)
-                causes.append((f, "FieldValueRequired",
-                               f + ": Required value"))
+                causes.append((f, "FieldValueRequired", "Required value"))
     vols = {v.get("name") for v in spec.get("volumes") or []}
     for i, c in enumerate(_containers(spec)):
         for j, m in enumerate(c.get("volumeMounts") or []):
             f = "%s.containers[%d].volumeMounts[%d]" % (path, i, j)
             if m.get("name") not in vols:
                 causes.append((f + ".name", "FieldValueNotFound",
-                               '%s.name: Not found: "%s"' % (
-                                   f, m.get("name"))))
+                               'Not found: "%s"' % m.get("name")))
             sub = m.get("subPath", "")
             if sub.startswith("/"):
                 causes.append((f + ".subPath", "FieldValueInvalid",
-                               '%s.subPath: Invalid value: "%s": must be '
-                               'a relative path' % (f, sub)))
+                               'Invalid value: "%s": must be a relative '
+                               'path' % sub))
             elif ".." in sub.split("/"):
                 causes.append((f + ".subPath", "FieldValueInvalid",
-                               "%s.subPath: Invalid value: \"%s\": must "
-                               "not contain '..'" % (f, sub)))
+                               "Invalid value: \"%s\": must not contain "
+                               "'..'" % sub))
+    causes += _privileged_escalation(spec, path)
+    # Defaulting has made a missing restartPolicy "Always" by now.
     rp = spec.get("restartPolicy", "Always")
-    if rp not in restart_ok:
-        f = path + ".restartPolicy"
-        causes.append((f, "FieldValueNotSupported",
-                       '%s: Unsupported value: "%s": supported values: %s'
-                       % (f, rp, _quoted(restart_ok))))
+    if rp not in RESTART_POLICIES:
+        causes.append((path + ".restartPolicy", "FieldValueNotSupported",
+                       'Unsupported value: "%s": supported values: %s'
+                       % (rp, _quoted(RESTART_POLICIES))))
     return causes
+
+
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+JOB_RESTART_POLICIES = ("OnFailure", "Never")
+
+
+def _privileged_escalation(spec, path):
+    """A container may not be privileged with allowPrivilegeEscalation
+    false: object validation, before any admission plugin (Pod Security)
+    sees the pod.  The real value is Go's dump of the SecurityContext
+    (pointer addresses included), here "{...}".
+    https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
+    """
+    causes = []
+    for key in ("initContainers", "containers"):
+        for i, c in enumerate(spec.get(key) or []):
+            sc = c.get("securityContext") or {}
+            if sc.get("allowPrivilegeEscalation") is False and \
+                    sc.get("privileged") is True:
+                causes.append((
+                    "%s.%s[%d].securityContext" % (path, key, i),
+                    "FieldValueInvalid", "Invalid value: "
+                    "core.SecurityContext{...}: cannot set "
+                    "`allowPrivilegeEscalation` to false and `privileged` "
+                    "to true"))
+    return causes
+
+
+def _job_restart_policy(tmpl):
+    """batch/v1 takes OnFailure or Never; Always, which is also what an
+    unset one defaults to, is "Required value".
+    https://kubernetes.io/docs/concepts/workloads/controllers/job/#pod-template
+    """
+    f = "spec.template.spec.restartPolicy"
+    rp = tmpl.get("restartPolicy", "Always")
+    if rp == "Always":
+        return [(f, "FieldValueRequired", "Required value: valid values: "
+                 + _quoted(JOB_RESTART_POLICIES))]
+    if rp not in JOB_RESTART_POLICIES:
+        return [(f, "FieldValueNotSupported",
+                 'Unsupported value: "%s": supported values: %s'
+                 % (rp, _quoted(JOB_RESTART_POLICIES)))]
+    return []
 
 
 def validate(resource, obj):
@@ -257,42 +318,32 @@ def validate(resource, obj):
         tmpl = (spec.get("template") or {}).get("spec")
         if tmpl is None:
             causes.append(("spec.template", "FieldValueRequired",
-                           "spec.template: Required value"))
+                           "Required value"))
         else:
-            causes += _pod_spec(tmpl, "spec.template.spec",
-                                ("OnFailure", "Never"))
+            causes += _pod_spec(tmpl, "spec.template.spec")
+            causes += _job_restart_policy(tmpl)
         for f in ("activeDeadlineSeconds", "backoffLimit",
                   "ttlSecondsAfterFinished"):
             v = spec.get(f)
             if v is not None and (not isinstance(v, int) or v < 0 or
                                   (f == "activeDeadlineSeconds" and v == 0)):
                 causes.append(("spec." + f, "FieldValueInvalid",
-                               "spec.%s: Invalid value: %s: must be "
-                               "greater than%s 0" % (
-                                   f, v, "" if f == "activeDeadlineSeconds"
-                                   else " or equal to")))
+                               "Invalid value: %s: must be greater than%s "
+                               "0" % (v, "" if f == "activeDeadlineSeconds"
+                                      else " or equal to")))
     elif resource == "pods":
-        causes += _pod_spec(spec, "spec", ("Always", "OnFailure", "Never"))
-    elif resource == "secrets":
-        for k, v in (obj.get("data") or {}).items():
-            try:
-                base64.b64decode(v, validate=True)
-            except (binascii.Error, TypeError):
-                causes.append(("data[%s]" % k, "FieldValueInvalid",
-                               "data[%s]: Invalid value: illegal base64 "
-                               "data" % k))
+        causes += _pod_spec(spec, "spec")
     elif resource in ("rolebindings", "clusterrolebindings"):
         ref = obj.get("roleRef") or {}
         if ref.get("kind") not in ("Role", "ClusterRole") or \
                 not ref.get("name"):
             causes.append(("roleRef", "FieldValueRequired",
-                           "roleRef: Required value: kind Role or "
-                           "ClusterRole and a name"))
+                           "Required value: kind Role or ClusterRole "
+                           "and a name"))
         for i, s in enumerate(obj.get("subjects") or []):
             if s.get("kind") == "ServiceAccount" and not s.get("namespace") \
                     and resource == "clusterrolebindings":
                 f = "subjects[%d].namespace" % i
-                causes.append((f, "FieldValueRequired",
-                               f + ": Required value"))
+                causes.append((f, "FieldValueRequired", "Required value"))
     if causes:
         raise Invalid(causes)

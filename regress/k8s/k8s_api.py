@@ -1,6 +1,6 @@
 """The verbs of the Kubernetes API double, without HTTP: routing, RBAC
-checks, create / get / list / delete / deletecollection, TokenRequest,
-SelfSubjectAccessReview, pods/log and discovery.  Every answer is
+checks, create / get / list / patch / delete / deletecollection,
+TokenRequest, SelfSubjectAccessReview, pods/log and discovery.  Every answer is
 (code, body, warning): body a dict sent as JSON or bytes sent as text;
 every failure an ApiError carrying a Status.
 """
@@ -8,10 +8,12 @@ every failure an ApiError carrying a Status.
 import base64
 import calendar
 import copy
+import json
 import time
 
 import k8s_admission
 import k8s_authz
+import k8s_patch
 from k8s_store import (RESOURCES, BadSelector, api_version, field_selector,
                        group_of, label_selector, new_meta, now_rfc3339,
                        pending_pod)
@@ -34,9 +36,14 @@ class ApiError(Exception):
 
 
 def status(code, reason, message, details=None):
+    """A Status; StatusDetails' fields are all omitempty, so an empty
+    group (the core group) is left out, as a real server does.
+    https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/
+    """
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure" if code >= 300 else "Success",
             "message": message, "reason": reason, "code": code}
+    details = {k: v for k, v in (details or {}).items() if v}
     if details:
         body["details"] = details
     return body
@@ -113,6 +120,8 @@ def verb_of(method, route, query):
     if method == "DELETE" and route.name is None:
         return "deletecollection"
     creates = route.name is None or route.sub is not None
+    if method == "PATCH" and not creates:
+        return "patch"
     if method not in ("POST", "DELETE") or (method == "POST") != creates:
         raise ApiError(405, "MethodNotAllowed", "the server does not allow "
                        "this method on the requested resource")
@@ -137,11 +146,10 @@ def out(resource, obj):
 
 
 class Api:
-    def __init__(self, store, tokens, controller, psa_workload):
+    def __init__(self, store, tokens, controller):
         self.store = store
         self.tokens = tokens
         self.controller = controller
-        self.psa_workload = psa_workload
 
     def authenticate(self, token):
         def sa_uid(ns, name):
@@ -276,20 +284,14 @@ class Api:
             raise ApiError(400, "BadRequest", "the namespace of the "
                            "provided object does not match the namespace "
                            "sent on the request")
+        if route.resource == "secrets":
+            decode_secret(route, body)
         ns_obj = self.namespace_of(route)
         new_meta(body, route.ns)
         name = md.get("name")
         if route.resource == "secrets":
             fold_string_data(body)
-        try:
-            k8s_admission.validate(route.resource, body)
-        except k8s_admission.Invalid as e:
-            group = "." + route.group if route.group else ""
-            raise ApiError(422, "Invalid", '%s%s "%s" is invalid: %s' % (
-                route.kind, group, name, e), {
-                    "name": name, "group": route.group, "kind": route.kind,
-                    "causes": [{"reason": r, "message": m, "field": f}
-                               for f, r, m in e.causes]})
+        validate(route, body)
         if fault[:1] == ["409"] or \
                 self.store.peek(route.resource, route.ns, name) is not None:
             raise ApiError(409, "AlreadyExists", '%s "%s" already exists' % (
@@ -297,7 +299,8 @@ class Api:
                     "name": name, "group": route.group,
                     "kind": route.resource})
         self.check_escalation(user, route, body)
-        warning = self.admit_pod_security(route, body, ns_obj)
+        warning = self.admit_pod_security(route, body, ns_obj,
+                                          fault[:1] == ["podsecurity"])
         defaults(route.resource, body)
         if dry_run(query, {}):
             return 201, out(route.resource, body), warning
@@ -335,23 +338,29 @@ class Api:
                                            body["metadata"]["name"],
                                            user.name))
 
-    def admit_pod_security(self, route, body, ns_obj):
+    def admit_pod_security(self, route, body, ns_obj, forced=False):
+        """Pod Security enforces on pods: a pod that violates its
+        namespace's level is Forbidden; a Job whose template would is
+        stored, with a Warning header (its pods are then refused, see
+        Controller.spawn).
+        https://kubernetes.io/docs/concepts/security/pod-security-admission/#workload-resources-and-pod-templates
+        """
         if route.resource == "pods":
             spec = body.get("spec") or {}
         elif route.resource == "jobs":
             spec = body["spec"]["template"]["spec"]
         else:
             return None
-        level = k8s_admission.namespace_level(ns_obj)
-        bad = k8s_admission.pod_security(spec, level)
-        if not bad:
+        refusal = k8s_admission.refusal(spec, ns_obj) or (
+            forced and 'PodSecurity "restricted:latest": (the podsecurity '
+            'fault)') or None
+        if refusal is None:
             return None
-        what = 'PodSecurity "%s:latest": %s' % (level, ", ".join(bad))
-        if route.resource == "jobs" and self.psa_workload == "warn":
-            return '299 - "would violate %s"' % what.replace('"', '\\"')
+        if route.resource == "jobs":
+            return '299 - "would violate %s"' % refusal.replace('"', '\\"')
         raise ApiError(403, "Forbidden", '%s "%s" is forbidden: violates %s'
                        % (qualified(route.resource),
-                          body["metadata"]["name"], what))
+                          body["metadata"]["name"], refusal))
 
     def token_request(self, route, body):
         sa = self.store.peek("serviceaccounts", route.ns, route.name)
@@ -391,6 +400,86 @@ class Api:
                      "apiVersion": "authorization.k8s.io/v1",
                      "status": {"allowed": ok}})
         return 201, body, None
+
+    # -- patch --
+
+    def do_patch(self, user, route, query, body, fault):
+        """A merge, strategic merge or JSON patch (k8s_patch) applied to
+        the object as served; then the update's checks: the name and a
+        given resourceVersion must match, a Job's template, selector,
+        completions and completionMode are immutable, and the result
+        must validate.  Beyond Jobs' spec, the double patches only
+        metadata.labels and metadata.annotations.
+        https://kubernetes.io/docs/reference/using-api/api-concepts/#patch-and-apply
+        https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job
+        """
+        if route.sub is not None:
+            raise ApiError(405, "MethodNotAllowed", "the double does not "
+                           "patch subresources")
+        obj = self.store.peek(route.resource, route.ns, route.name)
+        if obj is None:
+            raise not_found(route.resource, route.name)
+        old = out(route.resource, obj)
+        try:
+            new = k8s_patch.apply(body["type"], old, body["patch"])
+        except k8s_patch.PatchError as e:
+            raise ApiError(e.code, "Invalid" if e.code == 422
+                           else "BadRequest", str(e))
+        if not isinstance(new, dict) or \
+                not isinstance(new.get("metadata"), dict):
+            raise ApiError(400, "BadRequest", "the patched object is not "
+                           "an object with metadata")
+        md, omd = new["metadata"], old["metadata"]
+        if md.get("name") != omd["name"]:
+            raise ApiError(400, "BadRequest", "the name of the object (%s) "
+                           "does not match the name on the URL (%s)" % (
+                               md.get("name"), omd["name"]))
+        if md.get("resourceVersion", omd["resourceVersion"]) != \
+                omd["resourceVersion"]:
+            raise ApiError(409, "Conflict", 'Operation cannot be fulfilled '
+                           'on %s "%s": the object has been modified; '
+                           'please apply your changes to the latest version '
+                           'and try again' % (qualified(route.resource),
+                                              route.name),
+                           {"name": route.name, "group": route.group,
+                            "kind": route.resource})
+        self.check_patchable(route, old, new)
+        validate(route, new)
+        if dry_run(query, {}):
+            return 200, new, None
+        obj["metadata"]["labels"] = md.get("labels") or {}
+        obj["metadata"]["annotations"] = md.get("annotations") or {}
+        for k in ("labels", "annotations"):
+            if not obj["metadata"][k]:
+                del obj["metadata"][k]
+        if route.resource == "jobs" and new.get("spec") != old.get("spec"):
+            obj["spec"] = new["spec"]
+            obj["metadata"]["generation"] += 1
+        self.store.put(route.resource, obj, "MODIFIED")
+        return 200, out(route.resource, obj), None
+
+    def check_patchable(self, route, old, new):
+        def without(o, keys):
+            o = copy.deepcopy(o)
+            for k in keys:
+                o["metadata"].pop(k, None)
+            return o
+        meta = ("labels", "annotations", "resourceVersion")
+        if route.resource == "jobs":
+            for f in ("template", "selector", "completions",
+                      "completionMode"):
+                if (new.get("spec") or {}).get(f) != old["spec"].get(f):
+                    raise invalid(route, route.name, [(
+                        "spec." + f, "FieldValueInvalid",
+                        "Invalid value: %s: field is immutable" % (
+                            "core.PodTemplateSpec{...}" if f == "template"
+                            else json.dumps((new.get("spec") or {})
+                                            .get(f))))])
+            old, new = dict(old, spec=None), dict(new, spec=None)
+        if without(new, meta) != without(old, meta):
+            raise ApiError(422, "Invalid", "the double patches only "
+                           "metadata.labels, metadata.annotations and a "
+                           "Job's mutable spec fields")
 
     # -- delete --
 
@@ -451,6 +540,83 @@ def dry_run(query, body):
     DeleteOptions body)."""
     return query.get("dryRun") == "All" or "All" in (body.get("dryRun")
                                                       or [])
+
+
+def invalid(route, name, causes):
+    """The 422 of a failed validation (k8s_admission.Invalid)."""
+    e = causes if isinstance(causes, k8s_admission.Invalid) else \
+        k8s_admission.Invalid(causes)
+    group = "." + route.group if route.group else ""
+    return ApiError(422, "Invalid", '%s%s "%s" is invalid: %s' % (
+        route.kind, group, name, e), {
+            "name": name, "group": route.group, "kind": route.kind,
+            "causes": [{"reason": r, "message": m, "field": f}
+                       for f, r, m in e.causes]})
+
+
+def validate(route, body):
+    try:
+        k8s_admission.validate(route.resource, body)
+    except k8s_admission.Invalid as e:
+        raise invalid(route, body["metadata"].get("name"), e)
+
+
+def go_base64_error(s):
+    """Where Go's base64.StdEncoding stops on S (the CorruptInputError
+    offset), or None when S decodes: an illegal byte is its own offset,
+    a quantum cut short is where that quantum starts; CR and LF are
+    skipped."""
+    alphabet = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   b"0123456789+/")
+    src, si = s.encode(), 0
+    while si < len(src):
+        j = 0
+        while j < 4:
+            if si == len(src):
+                return None if j == 0 else si - j
+            c = src[si]
+            si += 1
+            if c in alphabet:
+                j += 1
+                continue
+            if c in b"\r\n":
+                continue
+            if c != ord("=") or j < 2:
+                return si - 1
+            if j == 2:
+                while si < len(src) and src[si] in b"\r\n":
+                    si += 1
+                if si == len(src):
+                    return len(src)
+                if src[si] != ord("="):
+                    return si - 1
+                si += 1
+            while si < len(src) and src[si] in b"\r\n":
+                si += 1
+            return si if si < len(src) else None
+    return None
+
+
+def decode_secret(route, body):
+    """A Secret's data is []byte: base64 is decoded with the body, before
+    any other check (even the namespace's), and a failure is the 400 of
+    the decoder, with no details.
+    https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/secret-v1/
+    """
+    for v in (body.get("data") or {}).values():
+        if v is not None and not isinstance(v, str):
+            why = "json: cannot unmarshal %s into Go struct field " \
+                  "Secret.data of type []uint8" % (
+                      "bool" if isinstance(v, bool) else "array"
+                      if isinstance(v, list) else "object"
+                      if isinstance(v, dict) else "number")
+        else:
+            at = go_base64_error(v or "")
+            if at is None:
+                continue
+            why = "illegal base64 data at input byte %d" % at
+        raise ApiError(400, "BadRequest", 'Secret in version "%s" cannot '
+                       'be handled as a Secret: %s' % (route.version, why))
 
 
 def fold_string_data(body):

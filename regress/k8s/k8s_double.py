@@ -11,8 +11,18 @@ Contract, written from the Kubernetes API reference:
     https://kubernetes.io/docs/concepts/architecture/garbage-collection/
   Status errors:
     https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/
-  Watch events (newline-delimited {"type","object"}):
+  Watch events (newline-delimited {"type","object"}; a resourceVersion
+  older than the resource's history is an ERROR event carrying a 410
+  Expired Status in a 200 stream):
     https://kubernetes.io/docs/reference/kubernetes-api/definitions/watch-event-v1-meta/
+    https://kubernetes.io/docs/reference/using-api/api-concepts/#410-gone-responses
+  Field errors (422 causes: the message without the field) and the
+  decoder's 400:
+    https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#response-status-kind
+  PATCH (merge, strategic merge, JSON patch; k8s_patch.py):
+    https://kubernetes.io/docs/reference/using-api/api-concepts/#patch-and-apply
+  Events (the job controller's FailedCreate):
+    https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/event-v1/
   Jobs: https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/job-v1/
         https://kubernetes.io/docs/concepts/workloads/controllers/job/
   Pods and pods/log:
@@ -40,25 +50,31 @@ Served (core v1, batch/v1, rbac.authorization.k8s.io/v1,
 authorization.k8s.io/v1): discovery (/api, /apis, /api/v1, /apis/G/V,
 /version); namespaces, pods, pods/log, secrets, persistentvolumeclaims,
 serviceaccounts,
-serviceaccounts/token, jobs, roles, rolebindings, clusterroles,
+serviceaccounts/token, jobs, events, roles, rolebindings, clusterroles,
 clusterrolebindings: create, get, list (labelSelector, fieldSelector),
-watch (?watch=1), delete (propagationPolicy in the query or the
+watch (?watch=1), patch, delete (propagationPolicy in the query or the
 DeleteOptions body), deletecollection; selfsubjectaccessreviews (what
-`kubectl auth can-i` uses).  PUT and PATCH are refused with 405.
+`kubectl auth can-i` uses).  PUT is refused with 405.
+
+As a real server (checked against a 1.24-era kube-apiserver): Pod
+Security enforces on pods, so a Job whose template violates its
+namespace's level is created with a `Warning: would violate PodSecurity
+"restricted:latest": ...` header and its pods are refused (FailedCreate
+events; the Job stays podless until activeDeadlineSeconds); validation
+runs before admission; a Secret's bad base64 is the decoder's 400;
+watch history is kept per resource.
 
 Differences from a real API server, on purpose:
-- Pod Security also rejects a Job whose template violates its
-  namespace's enforce level (--psa-workload reject, the default), where a
-  real server only warns and then refuses the Job's pods
-  (--psa-workload warn does that: the Job stays podless until its
-  activeDeadlineSeconds);
 - no finalizers or graceful termination: a deleted object is gone at
   once, Foreground and Background both delete dependents before the
   answer (a Job deleted with no policy orphans its pods, as batch/v1
   does, with the same Warning header);
 - JSON only, plus the protobuf bodies kubectl insists on for a few typed
   requests (k8s_proto.py); Table output for `kubectl get`; no /openapi,
-  so `kubectl create -f` needs --validate=false; no PUT or PATCH (405);
+  so `kubectl create -f` needs --validate=false; no PUT (405), no
+  server-side apply (415); PATCH changes only labels and annotations,
+  and on a Job its mutable spec fields (suspend, parallelism, deadlines);
+  a Go struct in a field error's value is printed "T{...}";
 - a request with neither a token nor a client certificate gets 401 (no
   anonymous user); tokens are
   HMAC-signed JWTs, not the cluster's keys; expirationSeconds is capped
@@ -82,14 +98,17 @@ directory per claim volume), K8S_DOUBLE_NAMESPACE, K8S_DOUBLE_POD;
 stdout and stderr become the pod's log, the exit status the
 container's; none: every pod succeeds with an empty log), --seed FILE (a
 JSON List of objects created at start as the admin), --audience (the
-API server's token audience), --events-kept N (watch history; older
-resourceVersions get 410 Gone), --psa-workload reject|warn (see above).
+API server's token audience), --events-kept N (watch history kept per
+resource; older resourceVersions get 410 Gone).
 
 STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
 [method=METHOD]; the fault applies to requests matching both filters:
   down            the connection is closed without an answer
   403             every authenticated request is Forbidden
   409             every create answers AlreadyExists
+  podsecurity     Pod Security answers as if a created pod or Job
+                  template violated restricted (the Job's warning, a
+                  pod's 403); the Job's pods are still made
   slow SECONDS    the answer is delayed
   watch-close N   a watch is cut (no final chunk) after N events (def. 1)
 STATE/pod-groups/PGID exists while a pod's process group runs (the
@@ -114,6 +133,7 @@ import urllib.parse
 sys.dont_write_bytecode = True
 
 import k8s_authz  # noqa: E402
+import k8s_patch  # noqa: E402
 import k8s_proto  # noqa: E402
 from k8s_api import Api, ApiError, Route, out, route_of, selector, \
     status, table, verb_of  # noqa: E402
@@ -179,6 +199,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not isinstance(obj, dict):
             raise ApiError(400, "BadRequest", "the body is not an object")
         return obj
+
+    def patch_body(self):
+        """{"type", "patch"} of a PATCH, or (code, text) when no route
+        takes it: go-restful, which routes on the API server, answers a
+        Content-Type that is not a patch type with 415, and a request with
+        neither Content-Type nor body with 406, in plain text.
+        https://kubernetes.io/docs/reference/using-api/api-concepts/#patch-and-apply
+        """
+        ptype = self.headers.get("Content-Type", "").split(";")[0].strip()
+        if ptype not in k8s_patch.TYPES:
+            return (415, b"415: Unsupported Media Type") if self.raw else \
+                (406, b"406: Not Acceptable")
+        if ptype == k8s_patch.APPLY:
+            raise ApiError(415, "UnsupportedMediaType", "the double does "
+                           "not serve server-side apply")
+        try:
+            return {"type": ptype,
+                    "patch": k8s_patch.decode(ptype, self.raw)}
+        except k8s_patch.PatchError as e:
+            raise ApiError(e.code, "BadRequest", str(e))
 
     def fault(self, method, path):
         try:
@@ -250,7 +290,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         api.authorize(user, verb, route, forced_deny=fault[:1] == ["403"])
         if verb == "watch":
             return self.watch(route, query, fault)
-        body = self.body() if method in ("POST", "DELETE") else {}
+        if verb == "patch":
+            body = self.patch_body()
+            if isinstance(body, tuple):
+                return self.reply(*body)
+        else:
+            body = self.body() if method in ("POST", "DELETE") else {}
         code, answer, warning = api.call(verb, user, route, query, body,
                                          fault)
         if verb in ("get", "list") and route.sub is None and \
@@ -272,28 +317,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
             cut = int(fault[1]) if len(fault) > 1 else 1
         end = time.time() + float(query.get("timeoutSeconds") or 1800)
 
-        def wanted(res, obj):
-            return res == route.resource and match(obj) and \
+        def wanted(obj):
+            return match(obj) and \
                 route.ns in (None, obj["metadata"].get("namespace"))
+
+        def since(rv):
+            """The events after RV, or the 410 that ends the watch: an
+            ERROR event in the 200 stream, as the watch cache answers."""
+            events = store.events_after(route.resource, rv)
+            if events is None:
+                return [("ERROR", status(
+                    410, "Expired", "too old resource version: %d (%d)"
+                    % (rv, store.oldest(route.resource))))]
+            return [(t, o) for _, t, o in events if wanted(o)]
         with store.lock:
             rv = query.get("resourceVersion")
             if rv in (None, "", "0"):
                 # No resourceVersion: the current state as ADDED events.
                 pending = [("ADDED", o) for o in store.all(route.resource,
                                                            route.ns)
-                           if wanted(route.resource, o)]
-                last = store.rv
+                           if wanted(o)]
+            elif not rv.isdigit():
+                raise ApiError(400, "BadRequest", 'invalid resource '
+                               'version: "%s"' % rv)
             else:
-                events = store.events_after(int(rv))
-                if events is None:
-                    pending = [("ERROR", status(
-                        410, "Expired", "too old resource version: %s (%d)"
-                        % (rv, store.events[0][0] - 1)))]
-                    end = 0
-                else:
-                    pending = [(t, o) for _, r, t, o in events
-                               if wanted(r, o)]
-                last = store.rv
+                pending = since(int(rv))
+            last = store.rv
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
@@ -301,6 +350,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.code = 200
         sent = 0
         while True:
+            if pending[-1:] and pending[-1][0] == "ERROR":
+                end = 0
             for etype, obj in pending:
                 if cut is not None and sent >= cut:
                     # Cut mid-stream: no terminating chunk, as when the
@@ -315,8 +366,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             with store.lock:
                 store.changed.wait(min(1.0, max(0.0, end - time.time())))
-                events = store.events_after(last) or []
-                pending = [(t, o) for _, r, t, o in events if wanted(r, o)]
+                pending = since(last)
                 last = store.rv
         self.chunk(b"")
 
@@ -366,8 +416,6 @@ def main():
     p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--client-ca")
     p.add_argument("--events-kept", type=int, default=2000)
-    p.add_argument("--psa-workload", choices=("reject", "warn"),
-                   default="reject")
     p.add_argument("--audience",
                    default="https://kubernetes.default.svc.cluster.local")
     a = p.parse_args()
@@ -387,7 +435,7 @@ def main():
     srv.log_lock = threading.Lock()
     srv.store = Store(a.events_kept)
     srv.api = Api(srv.store, k8s_authz.Tokens(admin_token, a.audience),
-                  Controller(srv.store, a.state, a.runner), a.psa_workload)
+                  Controller(srv.store, a.state, a.runner))
     seed(srv.api, a.seed)
     tmp = os.path.join(a.state, "port.new")
     with open(tmp, "w") as f:

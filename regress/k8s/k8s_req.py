@@ -4,7 +4,8 @@ request to the double at https://127.0.0.1:$(cat state/port) with the test
 CA; prints the status code on the first line and the body after it; the
 Warning header, if any, goes to stderr.  Exits 0 on any HTTP answer, 1
 when the connection fails or the answer is cut short.  The tests' curl,
-without depending on curl.
+without depending on curl.  A body is sent as application/json unless a
+-H Content-Type says otherwise.
 """
 
 import argparse
@@ -38,7 +39,7 @@ def main():
     if a.body:
         with open(a.body, "rb") as f:
             body = f.read()
-        headers["Content-Type"] = "application/json"
+        headers.setdefault("Content-Type", "application/json")
     try:
         conn.request(a.method, a.path, body=body, headers=headers)
         resp = conn.getresponse()

@@ -1,11 +1,14 @@
 """Object store, selectors and the Job "controller" of the Kubernetes API
 double.
 
-Every change bumps one resourceVersion counter and is kept as a watch
-event (https://kubernetes.io/docs/reference/using-api/api-concepts/,
-"Efficient detection of changes"); only the last events are kept (2000 by
-default): a watch from an older resourceVersion gets 410 Gone, as on a
-real server once etcd has compacted.
+Every change bumps one resourceVersion counter (etcd's revision, shared
+by all resources) and is kept as a watch event in its resource's own
+history, as the API server's watch cache keeps one window per resource
+(https://kubernetes.io/docs/reference/using-api/api-concepts/,
+"Efficient detection of changes", "Resource versions"): only the last
+events of each resource are kept (2000 by default), and a watch from a
+resourceVersion older than its resource's window gets 410 Gone; churn on
+one resource never expires a watch on another.
 
 The controller does what the Job and Pod lifecycle pages describe
 (https://kubernetes.io/docs/concepts/workloads/controllers/job/,
@@ -14,7 +17,15 @@ small: a Job gets one Pod at a time, up to backoffLimit retries; the Pod
 waits in ContainerCreating until the Secrets it mounts exist; then it
 "runs" by executing the configured runner with the Pod as JSON on stdin
 (its stdout and stderr become the log); activeDeadlineSeconds fails the
-Job with DeadlineExceeded; ttlSecondsAfterFinished deletes it.
+Job with DeadlineExceeded; ttlSecondsAfterFinished deletes it; spec.suspend
+deletes its running pod and creates none until resumed
+(https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job).
+A pod that Pod Security refuses is not created: the Job gets a Warning
+Event FailedCreate, "Error creating: pods "NAME" is forbidden: violates
+PodSecurity ...", repeated with a count while the Job lives, as the job
+controller's event recorder does
+(https://kubernetes.io/docs/concepts/security/pod-security-admission/#workload-resources-and-pod-templates,
+https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/event-v1/).
 """
 
 import base64
@@ -38,7 +49,8 @@ import k8s_admission
 LOG_CAP = 4 << 20
 
 # resource: (group, version, kind, namespaced, short names, verbs)
-RW = ["create", "delete", "deletecollection", "get", "list", "watch"]
+RW = ["create", "delete", "deletecollection", "get", "list", "patch",
+      "watch"]
 RESOURCES = {
     "namespaces": ("", "v1", "Namespace", False, ["ns"], RW),
     "pods": ("", "v1", "Pod", True, ["po"], RW),
@@ -50,6 +62,7 @@ RESOURCES = {
     "persistentvolumeclaims": ("", "v1", "PersistentVolumeClaim", True,
                                ["pvc"], RW),
     "jobs": ("batch", "v1", "Job", True, [], RW),
+    "events": ("", "v1", "Event", True, ["ev"], RW),
     "roles": ("rbac.authorization.k8s.io", "v1", "Role", True, [], RW),
     "rolebindings": ("rbac.authorization.k8s.io", "v1", "RoleBinding", True,
                      [], RW),
@@ -136,7 +149,9 @@ def label_selector(s):
 
 
 FIELDS = {"metadata.name", "metadata.namespace", "status.phase",
-          "spec.nodeName", "status.successful"}
+          "spec.nodeName", "status.successful", "involvedObject.kind",
+          "involvedObject.name", "involvedObject.namespace",
+          "involvedObject.uid", "reason", "type"}
 
 
 def field_selector(s):
@@ -168,7 +183,9 @@ class Store:
         self.changed = threading.Condition(self.lock)
         self.objs = {}
         self.rv = 1
-        self.events = collections.deque(maxlen=events_kept)
+        self.kept = events_kept
+        self.events = {}    # resource -> deque of (rv, type, object)
+        self.evicted = {}   # resource -> rv of its newest evicted event
 
     def peek(self, resource, ns, name):
         return self.objs.get((resource, ns, name))
@@ -185,9 +202,7 @@ class Store:
             md["resourceVersion"] = str(self.rv)
             key = (resource, md.get("namespace"), md["name"])
             self.objs[key] = obj
-            self.events.append((self.rv, resource, etype,
-                                copy.deepcopy(obj)))
-            self.changed.notify_all()
+            self.record(resource, etype, obj)
 
     def remove(self, resource, ns, name):
         with self.lock:
@@ -195,17 +210,29 @@ class Store:
             if obj is not None:
                 self.rv += 1
                 obj["metadata"]["resourceVersion"] = str(self.rv)
-                self.events.append((self.rv, resource, "DELETED",
-                                    copy.deepcopy(obj)))
-                self.changed.notify_all()
+                self.record(resource, "DELETED", obj)
             return obj
 
-    def events_after(self, rv):
-        """Events newer than RV, or None when RV is older than we keep."""
-        if self.events and self.events[0][0] > rv + 1 and \
-                len(self.events) == self.events.maxlen:
+    def record(self, resource, etype, obj):
+        kept = self.events.setdefault(resource, collections.deque())
+        if len(kept) == self.kept:
+            self.evicted[resource] = kept.popleft()[0]
+        kept.append((self.rv, etype, copy.deepcopy(obj)))
+        self.changed.notify_all()
+
+    def events_after(self, resource, rv):
+        """RESOURCE's events newer than RV, or None when some of them are
+        no longer kept."""
+        if rv < self.evicted.get(resource, 0):
             return None
-        return [e for e in self.events if e[0] > rv]
+        return [e for e in self.events.get(resource, ()) if e[0] > rv]
+
+    def oldest(self, resource):
+        """The resourceVersion a 410 names: the one before the oldest
+        event kept (the watch cache's "too old resource version: RV
+        (OLDEST-1)")."""
+        kept = self.events.get(resource)
+        return kept[0][0] - 1 if kept else self.rv
 
 
 def new_meta(obj, ns):
@@ -257,6 +284,7 @@ class Controller:
         self.logs = {}          # (ns, pod) -> bytes
         self.started = {}       # job uid -> time
         self.finished = {}      # job uid -> time
+        self.refused = {}       # job uid -> (Event, time of next try)
         threading.Thread(target=self.loop, daemon=True).start()
 
     def loop(self):
@@ -277,9 +305,12 @@ class Controller:
                 self.bind(pvc)
         for job in st.all("jobs"):
             status = job["status"]
-            if any(c["type"] in ("Complete", "Failed")
+            if any(c["type"] in ("Complete", "Failed") and
+                   c["status"] == "True"
                    for c in status.get("conditions", [])):
                 self.expire(job)
+                continue
+            if self.suspended(job):
                 continue
             if not status.get("startTime"):
                 # The controller's first sync starts the deadline clock,
@@ -317,11 +348,8 @@ class Controller:
         tmpl = copy.deepcopy(job["spec"]["template"])
         spec = tmpl.get("spec", {})
         ns = md["namespace"]
-        level = k8s_admission.namespace_level(
-            self.store.peek("namespaces", None, ns))
-        if k8s_admission.pod_security(spec, level):
-            # Enforce applies to the pod: the Job stays without one (on a
-            # real cluster: FailedCreate events) until its deadline.
+        refused = self.refused.get(md["uid"])
+        if refused and time.time() < refused[1]:
             return
         labels = dict((tmpl.get("metadata") or {}).get("labels") or {})
         labels.update({"batch.kubernetes.io/controller-uid": md["uid"],
@@ -336,10 +364,79 @@ class Controller:
                 "uid": md["uid"], "controller": True,
                 "blockOwnerDeletion": True}]}, "spec": spec}
         new_meta(pod, ns)
+        why = k8s_admission.refusal(spec, self.store.peek("namespaces",
+                                                          None, ns))
+        if why:
+            # Enforce applies to the pod: the Job stays without one until
+            # its deadline, with a FailedCreate event per try.
+            self.failed_create(job, 'Error creating: pods "%s" is '
+                               'forbidden: violates %s' % (pod["metadata"]["name"],
+                                                  why))
+            return
         pending_pod(pod)
         self.store.put("pods", pod, "ADDED")
         job["status"]["active"] = 1
         self.store.put("jobs", job, "MODIFIED")
+
+    def failed_create(self, job, message):
+        """The job controller's Warning event, one object whose count and
+        lastTimestamp grow with each try, as client-go's event
+        correlator aggregates repeats; tries back off from 10 s."""
+        md = job["metadata"]
+        now = now_rfc3339()
+        ev, _ = self.refused.get(md["uid"], (None, 0))
+        ev = ev and self.store.peek("events", md["namespace"],
+                                    ev["metadata"]["name"])
+        if ev is None:
+            ev = {"metadata": {"name": "%s.%x" % (md["name"],
+                                                  time.time_ns())},
+                  "involvedObject": {
+                      "kind": "Job", "namespace": md["namespace"],
+                      "name": md["name"], "uid": md["uid"],
+                      "apiVersion": "batch/v1",
+                      "resourceVersion": md["resourceVersion"]},
+                  "reason": "FailedCreate", "message": message,
+                  "source": {"component": "job-controller"},
+                  "firstTimestamp": now, "count": 0, "type": "Warning",
+                  "eventTime": None, "reportingComponent": "",
+                  "reportingInstance": ""}
+            new_meta(ev, md["namespace"])
+        ev["count"] += 1
+        ev["lastTimestamp"] = now
+        ev["message"] = message
+        self.store.put("events", ev, "MODIFIED" if ev["count"] > 1
+                       else "ADDED")
+        self.refused[md["uid"]] = (ev, time.time() + min(
+            360, 10 * 2 ** (ev["count"] - 1)))
+
+    def suspended(self, job):
+        """spec.suspend: running pods go, none is created, the deadline
+        clock stops; resuming restarts it (startTime is reset).
+        https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job
+        """
+        st, uid = job["status"], job["metadata"]["uid"]
+        conds = st.setdefault("conditions", [])
+        cond = [c for c in conds if c["type"] == "Suspended"]
+        if job["spec"].get("suspend"):
+            if cond and cond[0]["status"] == "True":
+                return True
+            for pod in self.pods_of(job):
+                if pod["status"]["phase"] in ("Pending", "Running"):
+                    self.delete_pod(pod)
+            conds[:] = [c for c in conds if c["type"] != "Suspended"] + \
+                [_condition("Suspended", "JobSuspended", "Job suspended")]
+            st["active"] = 0
+            st.pop("startTime", None)
+            self.started.pop(uid, None)
+            self.store.put("jobs", job, "MODIFIED")
+            return True
+        if cond and cond[0]["status"] == "True":
+            cond[0].update(_condition("Suspended", "JobResumed",
+                                      "Job resumed"), status="False")
+            st.pop("startTime", None)   # tick() starts the clock again
+        if not conds:
+            del st["conditions"]
+        return False
 
     def claim_dir(self, ns, name):
         return os.path.join(self.state, "claims", ns, name)
@@ -555,4 +652,5 @@ class Controller:
         md = job["metadata"]
         self.started.pop(md["uid"], None)
         self.finished.pop(md["uid"], None)
+        self.refused.pop(md["uid"], None)
         return self.store.remove("jobs", md["namespace"], md["name"])

@@ -68,6 +68,13 @@ def mutate(j, what):
         csc["capabilities"]["add"] = ["SYS_ADMIN"]
     elif what == "restart-always":
         spec["restartPolicy"] = "Always"
+    elif what == "restart-sometimes":
+        spec["restartPolicy"] = "Sometimes"
+    elif what == "no-restart-policy":
+        del spec["restartPolicy"]
+    elif what == "privileged-escalation":
+        csc["privileged"] = True
+        del csc["allowPrivilegeEscalation"]
     elif what == "backoff-1":
         j["spec"]["backoffLimit"] = 1
     elif what.startswith("deadline-"):

@@ -2,7 +2,10 @@
 # Pod Security "restricted" admission in the double, through the real
 # kubectl: the Job the kubernetes backend must build (mkjob.py) is
 # admitted and runs; the same Job missing any one required control, or
-# adding a forbidden one, is refused with the API server's wording.
+# adding a forbidden one, is stored with the API server's warning, its
+# pod is refused (a FailedCreate event on the Job), and the same pod
+# created directly is Forbidden with the API server's wording.
+# https://kubernetes.io/docs/concepts/security/pod-security-admission/
 
 . "$(atf_get_srcdir)/k8s.subr"
 
@@ -13,25 +16,59 @@ setup()
 	k8s_namespaces
 }
 
-# rejects MUTATION TEXT: the Job with MUTATION is Forbidden, TEXT in the
-# reason, and nothing was created.
+# ere TEXT: TEXT as an extended regular expression matching itself.
+ere()
+{
+	printf '%s' "$1" | sed 's/[][().*"^$|+?{}]/\\&/g'
+}
+
+# failed_create JOB: the message of JOB's FailedCreate event, once the
+# job controller has recorded it.
+failed_create()
+{
+	i=0
+	while [ $i -lt 50 ]; do
+		m=$(kubectl get events -n demo-app -o jsonpath='{.items[0].message}' \
+		    --field-selector "involvedObject.name=$1,reason=FailedCreate")
+		[ -n "$m" ] && break
+		i=$((i + 1))
+		sleep 0.2
+	done
+	printf '%s\n' "$m"
+}
+
+# rejects MUTATION TEXT: the Job with MUTATION is created with a warning
+# naming TEXT; its pod is refused for TEXT; the pod alone is Forbidden.
 rejects()
 {
 	setup
 	python3 "$K8S_SRC/mkjob.py" bad "$1" > bad.json
-	atf_check -s exit:1 -e match:'jobs.batch "bad" is forbidden: violates PodSecurity "restricted:latest": ' \
-	    -e match:"$(printf '%s' "$2" | sed 's/[][().*"^$]/\\&/g')" \
+	re=$(ere "$2")
+	atf_check -o inline:"job.batch/bad created\n" \
+	    -e match:"^Warning: would violate PodSecurity \"restricted:latest\": .*$re" \
 	    kubectl create --validate=false -f bad.json
-	atf_check -e match:'No resources found' kubectl get jobs,pods \
-	    -n demo-app
+	failed_create bad > event
+	atf_check -o match:"^Error creating: pods \"bad-[a-z0-9]{5}\" is forbidden: violates PodSecurity \"restricted:latest\": .*$re" \
+	    cat event
+	atf_check -o inline:"FailedCreate Warning job-controller Job\n" \
+	    kubectl get events -n demo-app -o jsonpath='{.items[0].reason} {.items[0].type} {.items[0].source.component} {.items[0].involvedObject.kind}{"\n"}'
+	atf_check -e match:'No resources found' kubectl get pods -n demo-app
+	python3 -c 'import json, sys
+j = json.load(sys.stdin)
+print(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {
+    "name": "bad", "namespace": "demo-app"},
+    "spec": j["spec"]["template"]["spec"]}))' < bad.json > pod.json
+	atf_check -s exit:1 -e match:"pods \"bad\" is forbidden: violates PodSecurity \"restricted:latest\": .*$re" \
+	    kubectl create --validate=false -f pod.json
+	atf_check -e match:'No resources found' kubectl get pods -n demo-app
 }
 
 # One test case per control: NAME MUTATION TEXT.
 rejects_case()
 {
 	eval "atf_test_case $1 cleanup
-	$1_head() { atf_set descr \"a Job with $2 is refused\"; \
-	    atf_set timeout 60; }
+	$1_head() { atf_set descr \"a Job with $2: warned, its pod refused\"; \
+	    atf_set timeout 120; }
 	$1_body() { rejects '$2' '$3'; }
 	$1_cleanup() { k8s_stop; }"
 	CASES="$CASES $1"
@@ -46,8 +83,8 @@ rejects_case missing_drop_all no-drop-all \
     'unrestricted capabilities (container "main" must set securityContext.capabilities.drop=["ALL"])'
 rejects_case missing_seccomp_runtime_default no-seccomp \
     'seccompProfile (pod or container "main" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")'
-rejects_case privileged privileged \
-    'privileged (container "main" must not set securityContext.privileged=true)'
+rejects_case privileged privileged-escalation \
+    'privileged (container "main" must not set securityContext.privileged=true), allowPrivilegeEscalation != false'
 rejects_case host_path host-path \
     'hostPath volumes (volume "host"), restricted volume types (volume "host" uses restricted volume type "hostPath")'
 rejects_case host_network host-network 'host namespaces (hostNetwork=true)'
@@ -55,6 +92,26 @@ rejects_case run_as_root run-as-root \
     'runAsUser=0 (pod must not set runAsUser=0)'
 rejects_case add_sys_admin add-sys-admin \
     'non-default capabilities (container "main" must not include "SYS_ADMIN" in securityContext.capabilities.add)'
+
+atf_test_case privileged_is_invalid cleanup
+privileged_is_invalid_head()
+{
+	atf_set "descr" "privileged with allowPrivilegeEscalation false is " \
+	    "refused by validation (422), before Pod Security"
+	atf_set "timeout" "60"
+}
+privileged_is_invalid_body()
+{
+	setup
+	python3 "$K8S_SRC/mkjob.py" bad privileged > bad.json
+	atf_check -s exit:1 -e match:'The Job "bad" is invalid: spec.template.spec.containers\[0\].securityContext: Invalid value: core.SecurityContext\{...\}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true' \
+	    kubectl create --validate=false -f bad.json
+	atf_check -e match:'No resources found' kubectl get jobs -n demo-app
+}
+privileged_is_invalid_cleanup()
+{
+	k8s_stop
+}
 
 atf_test_case compliant_job_runs cleanup
 compliant_job_runs_head()
@@ -109,16 +166,17 @@ waits_for_its_secret_cleanup()
 	k8s_stop
 }
 
-atf_test_case warn_mode_keeps_job_podless cleanup
-warn_mode_keeps_job_podless_head()
+atf_test_case refused_pods_fail_at_deadline cleanup
+refused_pods_fail_at_deadline_head()
 {
-	atf_set "descr" "--psa-workload warn: like a real API server, the " \
-	    "Job is stored with a warning, its pod is refused, the deadline fails it"
+	atf_set "descr" "a Job whose pods Pod Security refuses stays " \
+	    "podless, its FailedCreate event counting the tries, until " \
+	    "activeDeadlineSeconds fails it"
 	atf_set "timeout" "60"
 }
-warn_mode_keeps_job_podless_body()
+refused_pods_fail_at_deadline_body()
 {
-	setup --psa-workload warn
+	setup
 	python3 "$K8S_SRC/mkjob.py" bad no-seccomp deadline-2 > bad.json
 	atf_check -o inline:"job.batch/bad created\n" \
 	    -e match:'Warning: would violate PodSecurity "restricted:latest": seccompProfile' \
@@ -128,8 +186,10 @@ warn_mode_keeps_job_podless_body()
 	atf_check -o inline:"DeadlineExceeded" kubectl get job bad \
 	    -n demo-app -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}'
 	atf_check -e match:'No resources found' kubectl get pods -n demo-app
+	atf_check -o match:'FailedCreate' -o match:'job-controller' \
+	    kubectl describe job bad -n demo-app
 }
-warn_mode_keeps_job_podless_cleanup()
+refused_pods_fail_at_deadline_cleanup()
 {
 	k8s_stop
 }
@@ -145,7 +205,7 @@ unlabelled_namespace_admits_body()
 {
 	setup
 	atf_check -o ignore kubectl create namespace plain
-	python3 "$K8S_SRC/mkjob.py" loose privileged no-seccomp |
+	python3 "$K8S_SRC/mkjob.py" loose privileged-escalation no-seccomp |
 	    sed 's/"demo-app"/"plain"/' > loose.json
 	atf_check -o ignore kubectl create --validate=false -f loose.json
 }
@@ -185,7 +245,8 @@ atf_init_test_cases()
 	done
 	atf_add_test_case compliant_job_runs
 	atf_add_test_case waits_for_its_secret
-	atf_add_test_case warn_mode_keeps_job_podless
+	atf_add_test_case privileged_is_invalid
+	atf_add_test_case refused_pods_fail_at_deadline
 	atf_add_test_case unlabelled_namespace_admits
 	atf_add_test_case scripts_jobs_are_restricted
 }

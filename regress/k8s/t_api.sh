@@ -54,8 +54,9 @@ atf_test_case status_shapes cleanup
 status_shapes_head()
 {
 	atf_set "descr" "404, 409, 422, 403, 401, 405 and 400 are " \
-	    "Kubernetes Status objects with the API server's wording"
-	atf_set "timeout" "60"
+	    "Kubernetes Status objects with the API server's wording; " \
+	    "PATCH's routing failures, 406 and 415, are plain text"
+	atf_set "timeout" "240"
 }
 status_shapes_body()
 {
@@ -70,17 +71,42 @@ status_shapes_body()
 	req r POST $J twice.json
 	same "$(status r)" '409 AlreadyExists jobs.batch "twice" already exists {"group": "batch", "kind": "jobs", "name": "twice"}'
 
+	# Field errors: the cause's message without the field, which is
+	# beside it; several are joined in brackets in the Status message.
 	python3 "$K8S_SRC/mkjob.py" always restart-always > always.json
 	req r POST $J always.json
-	same "$(status r)" '422 Invalid Job.batch "always" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never" {"causes": [{"field": "spec.template.spec.restartPolicy", "message": "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"", "reason": "FieldValueNotSupported"}], "group": "batch", "kind": "Job", "name": "always"}'
-
-	echo '{"metadata":{"name":"Bad_Name"},"data":{"k":"%%%"}}' > s.json
-	req r POST /api/v1/namespaces/demo-app/secrets s.json
-	matches '^422 Invalid Secret "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain .*; data\[k\]: Invalid value: illegal base64 data ' \
+	same "$(status r)" '422 Invalid Job.batch "always" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never" {"causes": [{"field": "spec.template.spec.restartPolicy", "message": "Required value: valid values: \"OnFailure\", \"Never\"", "reason": "FieldValueRequired"}], "group": "batch", "kind": "Job", "name": "always"}'
+	python3 "$K8S_SRC/mkjob.py" unset no-restart-policy > unset.json
+	req r POST $J unset.json
+	matches '^422 Invalid Job.batch "unset" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never" ' \
 	    "$(status r)"
+	python3 "$K8S_SRC/mkjob.py" odd restart-sometimes > odd.json
+	req r POST $J odd.json
+	same "$(status r)" '422 Invalid Job.batch "odd" is invalid: [spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never", spec.template.spec.restartPolicy: Unsupported value: "Sometimes": supported values: "OnFailure", "Never"] {"causes": [{"field": "spec.template.spec.restartPolicy", "message": "Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"", "reason": "FieldValueNotSupported"}, {"field": "spec.template.spec.restartPolicy", "message": "Unsupported value: \"Sometimes\": supported values: \"OnFailure\", \"Never\"", "reason": "FieldValueNotSupported"}], "group": "batch", "kind": "Job", "name": "odd"}'
 
+	# Validation comes before Pod Security: privileged with
+	# allowPrivilegeEscalation false is invalid.
+	python3 "$K8S_SRC/mkjob.py" priv privileged > priv.json
+	req r POST $J priv.json
+	same "$(status r)" '422 Invalid Job.batch "priv" is invalid: spec.template.spec.containers[0].securityContext: Invalid value: core.SecurityContext{...}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true {"causes": [{"field": "spec.template.spec.containers[0].securityContext", "message": "Invalid value: core.SecurityContext{...}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true", "reason": "FieldValueInvalid"}], "group": "batch", "kind": "Job", "name": "priv"}'
+
+	echo '{"metadata":{"name":"Bad_Name"},"data":{"k":"dg=="}}' > s.json
+	req r POST /api/v1/namespaces/demo-app/secrets s.json
+	same "$(status r)" '422 Invalid Secret "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '"'-' or '.', and must start and end with an alphanumeric character"' {"causes": [{"field": "metadata.name", "message": "Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '"'-' or '.', and must start and end with an alphanumeric character"'", "reason": "FieldValueInvalid"}], "kind": "Secret", "name": "Bad_Name"}'
+	# A real NotFound leaves the core group's "" out of its details.
 	req r POST /api/v1/namespaces/nowhere/secrets s.json
-	same "$(status r)" '404 NotFound namespaces "nowhere" not found {"group": "", "kind": "namespaces", "name": "nowhere"}'
+	same "$(status r)" '404 NotFound namespaces "nowhere" not found {"kind": "namespaces", "name": "nowhere"}'
+	# Bad base64 fails while the body is decoded: before validation, and
+	# before the namespace is looked up.
+	for ns in demo-app nowhere; do
+		echo '{"metadata":{"name":"Bad_Name"},"data":{"k":"%%%"}}' > s.json
+		req r POST /api/v1/namespaces/$ns/secrets s.json
+		same "$(status r)" '400 BadRequest Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte 0 null'
+	done
+	echo '{"metadata":{"name":"s"},"data":{"k":"dmFs","l":"dmFsdWU"}}' > s.json
+	req r POST /api/v1/namespaces/demo-app/secrets s.json
+	matches '^400 BadRequest .*: illegal base64 data at input byte 4 null$' \
+	    "$(status r)"
 
 	tok=$(k8s_pod_reader demo-app)
 	python3 "$K8S_REQ" -t "$tok" DELETE $J/twice > r
@@ -89,7 +115,16 @@ status_shapes_body()
 	python3 "$K8S_REQ" -t nonsense GET $J > r
 	same "$(status r)" '401 Unauthorized Unauthorized null'
 
+	# PATCH is routed by its Content-Type (go-restful): none and no body
+	# is 406, a body that is not a patch type 415, both in plain text.
 	req r PATCH $J/twice
+	atf_check -o inline:"406\n406: Not Acceptable" cat r
+	echo '{"metadata":{"labels":{"a":"b"}}}' > p.json
+	req r PATCH $J/twice p.json
+	atf_check -o inline:"415\n415: Unsupported Media Type" cat r
+	req r -H "Content-Type: application/merge-patch+json" PATCH $J/twice
+	same "$(status r)" '400 BadRequest Invalid JSON Patch null'
+	req r PUT $J/twice p.json
 	same "$(status r)" '405 MethodNotAllowed the server does not allow this method on the requested resource null'
 
 	req r GET "$J?labelSelector=a%20in%20(b"
@@ -180,7 +215,7 @@ sweep_by_label_cleanup()
 atf_test_case dry_run_changes_nothing cleanup
 dry_run_changes_nothing_head()
 {
-	atf_set "descr" "dryRun=All checks admission but stores nothing"
+	atf_set "descr" "dryRun=All validates and warns but stores nothing"
 	atf_set "timeout" "60"
 }
 dry_run_changes_nothing_body()
@@ -189,10 +224,15 @@ dry_run_changes_nothing_body()
 	python3 "$K8S_SRC/mkjob.py" dry > dry.json
 	atf_check -o match:'created \(server dry run\)' \
 	    kubectl create --validate=false --dry-run=server -f dry.json
+	python3 "$K8S_SRC/mkjob.py" drywarn no-seccomp > drywarn.json
+	atf_check -o match:'created \(server dry run\)' \
+	    -e match:'Warning: would violate PodSecurity' \
+	    kubectl create --validate=false --dry-run=server -f drywarn.json
 	python3 "$K8S_SRC/mkjob.py" drybad privileged > drybad.json
-	atf_check -s exit:1 -e match:'violates PodSecurity' \
+	atf_check -s exit:1 -e match:'cannot set `allowPrivilegeEscalation`' \
 	    kubectl create --validate=false --dry-run=server -f drybad.json
-	atf_check -e match:'No resources found' kubectl get jobs -n demo-app
+	atf_check -e match:'No resources found' kubectl get jobs,events \
+	    -n demo-app
 }
 dry_run_changes_nothing_cleanup()
 {
@@ -237,9 +277,63 @@ job_retries_deadline_ttl_cleanup()
 	k8s_stop
 }
 
+atf_test_case patch_job cleanup
+patch_job_head()
+{
+	atf_set "descr" "a Job takes merge, strategic merge and JSON patches " \
+	    "(kubectl patch, annotate): labels, annotations, spec.suspend " \
+	    "(its pod goes, none comes back until resumed); its template " \
+	    "is immutable; a stale resourceVersion conflicts"
+	atf_set "timeout" "120"
+}
+patch_job_body()
+{
+	setup
+	J=/apis/batch/v1/namespaces/demo-app/jobs
+	COMMAND='sleep 30' python3 "$K8S_SRC/mkjob.py" p > p.json
+	atf_check -o ignore kubectl create --validate=false -f p.json
+	atf_check -o ignore kubectl wait --for=condition=ready pod \
+	    -l job-name=p -n demo-app --timeout=20s
+	atf_check -o inline:"job.batch/p patched\n" kubectl patch job p \
+	    -n demo-app --type merge -p '{"metadata":{"labels":{"tier":"x"}}}'
+	atf_check -o inline:"job.batch/p annotated\n" \
+	    kubectl annotate job p -n demo-app note=kept
+	atf_check -o inline:"job.batch/p patched\n" kubectl patch job p \
+	    -n demo-app -p '{"spec":{"suspend":true}}'
+	atf_check -o ignore kubectl wait --for=condition=suspended job/p \
+	    -n demo-app --timeout=20s
+	atf_check -o inline:"x kept true 2\n" kubectl get job p -n demo-app \
+	    -o jsonpath='{.metadata.labels.tier} {.metadata.annotations.note} {.spec.suspend} {.metadata.generation}{"\n"}'
+	sleep 0.5
+	same "$(pods_of p)" ""
+	# The template cannot change; a patch that names an older
+	# resourceVersion is refused.
+	echo '{"spec":{"template":{"spec":{"restartPolicy":"OnFailure"}}}}' > t.json
+	req r -H "Content-Type: application/merge-patch+json" PATCH $J/p t.json
+	same "$(status r)" '422 Invalid Job.batch "p" is invalid: spec.template: Invalid value: core.PodTemplateSpec{...}: field is immutable {"causes": [{"field": "spec.template", "message": "Invalid value: core.PodTemplateSpec{...}: field is immutable", "reason": "FieldValueInvalid"}], "group": "batch", "kind": "Job", "name": "p"}'
+	echo '{"metadata":{"resourceVersion":"2","labels":{"a":"b"}}}' > v.json
+	req r -H "Content-Type: application/merge-patch+json" PATCH $J/p v.json
+	same "$(status r)" '409 Conflict Operation cannot be fulfilled on jobs.batch "p": the object has been modified; please apply your changes to the latest version and try again {"group": "batch", "kind": "jobs", "name": "p"}'
+	echo '[{"op":"test","path":"/spec/suspend","value":true},{"op":"replace","path":"/spec/suspend","value":false},{"op":"remove","path":"/metadata/labels/tier"}]' > j.json
+	req r -H "Content-Type: application/json-patch+json" PATCH $J/p j.json
+	atf_check -o inline:"200\n" head -1 r
+	atf_check -o ignore kubectl wait --for=condition=ready pod \
+	    -l job-name=p -n demo-app --timeout=20s
+	atf_check -o inline:"tier=[] false\n" kubectl get job p -n demo-app \
+	    -o jsonpath='tier=[{.metadata.labels.tier}] {.spec.suspend}{"\n"}'
+	echo '[{"op":"replace","path":"/spec/nothing/here","value":1}]' > bad.json
+	req r -H "Content-Type: application/json-patch+json" PATCH $J/p bad.json
+	same "$(status r)" '422 Invalid replace operation does not apply: doc is missing path: /spec/nothing/here null'
+}
+patch_job_cleanup()
+{
+	k8s_stop
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case status_shapes
+	atf_add_test_case patch_job
 	atf_add_test_case delete_propagation
 	atf_add_test_case sweep_by_label
 	atf_add_test_case dry_run_changes_nothing

@@ -1,6 +1,7 @@
 #! /usr/bin/env atf-sh
 # runnerd's kubernetes backend when the API server fails: down, 403 on
-# the Job or on the Secret, 409, a watch cut mid-way.  Each call ends
+# the Job or on the Secret, 409, Pod Security refusing the Job's pods, a
+# watch cut mid-way.  Each call ends
 # with a clear error (or, for the watch, falls back to polling and
 # succeeds) and no Job or Secret is left behind.
 
@@ -41,6 +42,8 @@ fault_case forbidden "403 on the Job: the API server's words" \
     "'403 path=/jobs method=POST' 'creating the Job: Kubernetes API: HTTP 403 Forbidden: jobs.batch is forbidden'"
 fault_case forbidden_secret "403 on the Secret: the Job is deleted again" \
     "'403 path=/secrets method=POST' 'creating the credential Secret: Kubernetes API: HTTP 403 Forbidden' --secret s3"
+fault_case pods_refused "Pod Security would refuse the Job's pods (a warning on the Job): a clear error at once, not at the deadline" \
+    "'podsecurity path=/jobs method=POST' 'the cluster refuses the Job.s pods: would violate PodSecurity .restricted:latest.: '"
 fault_case conflict "409 on create: AlreadyExists, and nothing of another's is deleted" \
     "'409 method=POST' 'creating the Job: Kubernetes API: HTTP 409 AlreadyExists'"
 
