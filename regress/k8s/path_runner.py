@@ -9,6 +9,10 @@ directory of its volume, made if missing, as the kubelet does.  Paths in one arg
 rewritten in one pass: a volume directory under /tmp is not rewritten
 again.
 
+With K8S_DOUBLE_EXEC (pods/exec: the command's argv as JSON) and
+K8S_DOUBLE_POD_FILE (the pod), it runs that command instead, mapped the
+same way, with the exec stream as its stdin and stdout.
+
 For tests only: a real cluster runs the pod in gVisor or Kata.
 """
 
@@ -20,9 +24,15 @@ import sys
 
 
 def main():
-    pod = json.load(sys.stdin)
+    command = os.environ.get("K8S_DOUBLE_EXEC")
+    if command is not None:
+        with open(os.environ["K8S_DOUBLE_POD_FILE"]) as f:
+            pod = json.load(f)
+    else:
+        pod = json.load(sys.stdin)
     c = pod["spec"]["containers"][0]
-    argv = (c.get("command") or []) + (c.get("args") or [])
+    argv = json.loads(command) if command is not None else \
+        (c.get("command") or []) + (c.get("args") or [])
     if not argv:
         return 0
     vols = os.environ["K8S_DOUBLE_VOLUMES"]
@@ -42,6 +52,9 @@ def main():
                 for e in c.get("env") or []})
     cwd = mapped(c.get("workingDir") or vols)
     sys.stdout.flush()
+    if command is not None:
+        os.chdir(cwd)
+        os.execvpe(mapped(argv[0]), [mapped(a) for a in argv], env)
     return subprocess.call([mapped(a) for a in argv], env=env, cwd=cwd,
                            stdin=subprocess.DEVNULL)
 
