@@ -299,19 +299,27 @@ bridge(struct kube_ws *ws, int fd)
 	return WK_STOPPED;
 }
 
-/* Whether the pod is still there (1), gone (0), or the API cannot say. */
+/*
+ * The pod's uid into uid: 0, or -1 when it is gone (the Sandbox's
+ * controller makes a new one of the same name) or the API cannot say
+ * (uid is then "").
+ */
 static int
-pod_there(const char *pod)
+pod_uid(const char *pod, char *uid, size_t len)
 {
 	char path[512], why[512];
+	const char *u;
 	json_t *reply;
 	int code;
 
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s",
 	    conf->kubernetes.namespace, pod);
 	code = kube_request(api, "GET", path, NULL, &reply, why, sizeof(why));
+	u = json_string_value(json_object_get(json_object_get(reply,
+	    "metadata"), "uid"));
+	snprintf(uid, len, "%s", code == 200 && u != NULL ? u : "");
 	json_decref(reply);
-	return code == 404 ? 0 : 1;
+	return code == 200 && u != NULL ? 0 : -1;
 }
 
 /* In the worker: one session, from the claim to its deletion. */
@@ -320,7 +328,7 @@ session_worker(struct sess *s, int fd)
 {
 	struct sigaction sa;
 	struct kube_ws ws;
-	char path[4096], why[512], *pod;
+	char path[4096], why[512], uid[128], now[128], *pod;
 	int ended = WK_STOPPED;
 
 	memset(&sa, 0, sizeof(sa));
@@ -335,14 +343,18 @@ session_worker(struct sess *s, int fd)
 		_exit(WK_API);
 	if ((pod = claim_wait(s, &ended)) == NULL)
 		goto done;
-	if (exec_path(pod, path, sizeof(path)) == -1 ||
+	snprintf(why, sizeof(why), "its pod cannot be read");
+	if (pod_uid(pod, uid, sizeof(uid)) == -1 ||
+	    exec_path(pod, path, sizeof(path)) == -1 ||
 	    kube_ws_open(api, path, &ws, why, sizeof(why)) == -1) {
 		log_warnx("session %s: pod %s: %s", s->session, pod, why);
 		ended = WK_EXEC;
 	} else {
 		ended = bridge(&ws, fd);
 		kube_ws_close(&ws);
-		if (ended == WK_AGENT_EXITED && !stop_asked && !pod_there(pod))
+		if (ended == WK_AGENT_EXITED && !stop_asked &&
+		    (pod_uid(pod, now, sizeof(now)) == -1 ||
+		    strcmp(now, uid) != 0))
 			ended = WK_POD_GONE;
 		if (stop_asked)
 			ended = WK_STOPPED;

@@ -108,6 +108,7 @@ static struct sessbox_ops runsc_ops = {
 	.send = engine_send,
 	.forward = engine_forward,
 	.start_ms = START_MS,
+	.warm_here = 1,
 };
 
 void

@@ -106,9 +106,15 @@ sess_end(struct sess *s, const char *why)
 static void
 ready_send(struct sess *s, int warm)
 {
-	ops->send(LMSG_SESSION_READY, s->key, json_pack("{s:s, s:b, s:I}",
-	    "container", s->cid, "warm", warm, "start_ms",
-	    (json_int_t)(ev_now_ms() - s->claimed)));
+	json_t *j;
+
+	j = json_pack("{s:s, s:I}", "container", s->cid, "start_ms",
+	    (json_int_t)(ev_now_ms() - s->claimed));
+	/* A cluster's pool is the controller's: whether it served, the
+	 * start time tells. */
+	if (j != NULL && ops->warm_here)
+		json_object_set_new(j, "warm", json_boolean(warm));
+	ops->send(LMSG_SESSION_READY, s->key, j);
 }
 
 /*
@@ -207,6 +213,7 @@ agent_event(int fd, short revents, void *arg)
 		if (n == 0 || (n == -1 && errno != EAGAIN)) {
 			sess_end(s, n == 0 ? "the session agent exited" :
 			    "the session agent broke the protocol");
+			s->eof = 1;
 			return;
 		}
 		while ((r = channel_get(&s->agent, &m)) == 1)
@@ -252,9 +259,13 @@ sess_free(struct sess *s)
 	free(s);
 }
 
-/* A new session sandbox, for key (0: the pool); NULL and why. */
+/*
+ * A new session sandbox, for key's session sid opened by origin (0 and
+ * NULL: the pool); NULL and why.
+ */
 static struct sess *
-sess_start(uint64_t key, char *why, size_t whylen)
+sess_start(uint64_t key, uint64_t origin, const char *sid, char *why,
+    size_t whylen)
 {
 	struct sess *s;
 	uint64_t rnd;
@@ -267,6 +278,9 @@ sess_start(uint64_t key, char *why, size_t whylen)
 		return NULL;
 	}
 	s->key = key;
+	s->origin = origin;
+	if (sid != NULL)
+		strlcpy(s->session, sid, sizeof(s->session));
 	s->pid = -1;
 	s->agent.fd = -1;
 	s->claimed = ev_now_ms();
@@ -306,7 +320,7 @@ pool_refill(void)
 	if (conf->runnerd.sessions_max == 0)
 		return;
 	while (pool_size() < (size_t)ops->pool)
-		if (sess_start(0, why, sizeof(why)) == NULL) {
+		if (sess_start(0, 0, NULL, why, sizeof(why)) == NULL) {
 			log_warnx("warm pool: %s", why);
 			return;
 		}
@@ -362,7 +376,8 @@ session_open(uint64_t key, const uint8_t *data, size_t len)
 		s->claimed = ev_now_ms();
 		if (s->ready)
 			ready_send(s, 1);
-	} else if ((s = sess_start(key, why, sizeof(why))) == NULL)
+	} else if ((s = sess_start(key, origin, sid, why, sizeof(why))) ==
+	    NULL)
 		ended_send(key, why);
 	if (s != NULL) {
 		s->origin = origin;
@@ -424,6 +439,7 @@ int
 sessbox_reaped(pid_t pid, int status)
 {
 	struct sess *s;
+	const char *why;
 
 	TAILQ_FOREACH(s, &sesss, entry)
 		if (s->pid == pid)
@@ -431,8 +447,10 @@ sessbox_reaped(pid_t pid, int status)
 	if (s == NULL)
 		return 0;
 	s->pid = -1;
-	if (s->ending == NULL)
-		s->ending = ops->exit_why(s, status);
+	/* After an EOF the exit says more, if it says anything. */
+	if (s->ending == NULL || s->eof)
+		s->ending = (why = ops->exit_why(s, status)) != NULL ? why :
+		    s->ending;
 	if (s->ending == NULL)
 		log_warnx("session %s: its sandbox exited (status %d)", s->cid,
 		    status);

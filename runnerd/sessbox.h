@@ -31,6 +31,7 @@ struct sess {
 	int			 busy;		/* a request is with the agent */
 	uint64_t		 call;		/* its id, counted per session */
 	const char		*ending;	/* why it is being ended */
+	int			 eof;		/* its agent's socket closed */
 	int64_t			 claimed;
 	uint64_t		 timer;
 };
@@ -50,6 +51,7 @@ struct sessbox_ops {
 	int		(*forward)(uint32_t, uint64_t, const void *, size_t);
 	long		 start_ms;	/* the agent says ready by then */
 	long		 pool;		/* warm sandboxes kept here */
+	int		 warm_here;	/* READY says "warm": the pool is here */
 };
 
 void	 sessbox_init(const struct as_config *, const struct sessbox_ops *);
