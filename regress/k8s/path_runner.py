@@ -41,7 +41,8 @@ def main():
         return 0
     vols = os.environ["K8S_DOUBLE_VOLUMES"]
     mounts = {m["mountPath"].rstrip("/"):
-              os.path.join(vols, m["name"], m.get("subPath", ""))
+              os.path.normpath(os.path.join(vols, m["name"],
+                                            m.get("subPath", "")))
               for m in c.get("volumeMounts") or []}
     for d in mounts.values():
         os.makedirs(d, exist_ok=True)
