@@ -283,8 +283,6 @@ nocrds_body()
 	ks_call "1" > r.json
 	atf_check -o match:'sessions are off on the kubernetes backend' \
 	    -o match:'"isError": true' cat r.json
-	kb_call 'echo one-shot' > j.json
-	atf_check -o match:'one-shot' cat j.json
 }
 nocrds_cleanup()
 {
