@@ -185,12 +185,13 @@ claim_wait(const struct sess *s, int *ended)
 		if (now_ms() >= until) {
 			msg = json_string_value(json_object_get(ready,
 			    "message"));
+			st = json_string_value(json_object_get(ready,
+			    "reason"));
 			log_warnx("session %s: SandboxClaim %s not ready in "
 			    "%lds: %s%s%s", s->session, s->cid,
-			    conf->kubernetes.session_start, ready != NULL ?
-			    json_string_value(json_object_get(ready,
-			    "reason")) : "no Ready condition", msg != NULL ?
-			    ": " : "", msg != NULL ? msg : "");
+			    conf->kubernetes.session_start, st != NULL ? st :
+			    "no Ready condition", msg != NULL ? ": " : "",
+			    msg != NULL ? msg : "");
 			*ended = WK_UNBOUND;
 			goto out;
 		}
@@ -425,17 +426,10 @@ kube_exit_why(struct sess *s, int status)
 	return NULL;
 }
 
-static void
-kube_cleanup(struct sess *s)
-{
-	(void)s;	/* the worker deleted the claim */
-}
-
 static struct sessbox_ops kube_ops = {
 	.spawn = kube_spawn,
 	.stop = kube_stop,
 	.exit_why = kube_exit_why,
-	.cleanup = kube_cleanup,
 	.shutdown = kube_stop,
 	.send = kube_engine_send,
 	.forward = kube_engine_forward,

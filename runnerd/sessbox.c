@@ -254,7 +254,8 @@ sess_free(struct sess *s)
 {
 	timer_set(s, 0, NULL);
 	agent_close(s);
-	ops->cleanup(s);
+	if (ops->cleanup != NULL)
+		ops->cleanup(s);
 	TAILQ_REMOVE(&sesss, s, entry);
 	free(s);
 }

@@ -43,7 +43,7 @@ struct sessbox_ops {
 	void		(*stop)(struct sess *);
 	/* Why s's child exited as it did (status from waitpid), or NULL. */
 	const char	*(*exit_why)(struct sess *, int);
-	/* Once the child is reaped: what it left. */
+	/* Once the child is reaped: what it left (NULL: nothing). */
 	void		(*cleanup)(struct sess *);
 	/* runnerd is going: s's child is to exit at once, noted if open. */
 	void		(*shutdown)(struct sess *);
