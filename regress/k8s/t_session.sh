@@ -160,6 +160,11 @@ EOF
 	    state/requests.jsonl || atf_fail "no pods/exec request"
 	grep '/exec"' state/requests.jsonl | grep -q '"user": "system:serviceaccount:agent-sandbox:runnerd"' ||
 	    atf_fail "the exec was not runnerd's own"
+	# cluster/rbac-runnerd.yaml allows every request runnerd made.
+	if grep '"user": "system:serviceaccount:agent-sandbox:runnerd"' \
+	    state/requests.jsonl | grep '"code": 403'; then
+		atf_fail "runnerd was refused by its own RBAC"
+	fi
 }
 claim_cleanup()
 {
