@@ -32,9 +32,11 @@ extensions/controllers/sandbox{claim,warmpool}_controller.go):
 
 pods/exec (https://kubernetes.io/docs/reference/kubernetes-api/
 workload-resources/pod-v1/, "connect GET/POST exec"): a GET upgraded to
-a WebSocket (RFC 6455) with the v4.channel.k8s.io subprotocol, each
-binary message's first byte its stream (0 stdin, 1 stdout, 2 stderr,
-3 the closing Status), as k8s.io/apimachinery's wsstream frames them.
+a WebSocket (RFC 6455) with the v4.channel.k8s.io subprotocol, or
+v5.channel.k8s.io when offered (kubectl 1.30 and later: v4 plus a
+message on stream 255 that closes a stream, KEP-4006), each binary
+message's first byte its stream (0 stdin, 1 stdout, 2 stderr, 3 the
+closing Status), as k8s.io/apimachinery's wsstream frames them.
 The command runs through the double's runner (--runner) with
 K8S_DOUBLE_EXEC set to its argv as JSON and K8S_DOUBLE_POD_FILE to
 the pod; it is killed with its pod.  Authorization: get on pods/exec
@@ -81,7 +83,7 @@ POD_NAME = "agents.x-k8s.io/pod-name"
 SANDBOX_NAME = "agents.x-k8s.io/sandbox-name"
 WARM_GRACE = 2.0
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-WS_PROTOCOL = "v4.channel.k8s.io"
+WS_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")   # preferred first
 
 
 def register(resources, crds):
@@ -437,9 +439,10 @@ def serve_exec(handler, route, query):
         raise ApiError(400, "BadRequest", "unable to upgrade "
                                "connection: container not found or no "
                                "command")
-    if WS_PROTOCOL not in protos:
+    chosen = [p for p in WS_PROTOCOLS if p in protos]
+    if not chosen:
         raise ApiError(400, "BadRequest", "no supported "
-                               "subprotocol (%s)" % WS_PROTOCOL)
+                               "subprotocol (%s)" % ", ".join(WS_PROTOCOLS))
     with handler.server.store.lock:
         proc = ctl.exec_start(pod, argv)
     accept = base64.b64encode(hashlib.sha1(key.encode() + WS_GUID)
@@ -448,7 +451,7 @@ def serve_exec(handler, route, query):
     handler.send_header("Upgrade", "websocket")
     handler.send_header("Connection", "Upgrade")
     handler.send_header("Sec-WebSocket-Accept", accept)
-    handler.send_header("Sec-WebSocket-Protocol", WS_PROTOCOL)
+    handler.send_header("Sec-WebSocket-Protocol", chosen[0])
     handler.end_headers()
     handler.wfile.flush()
     handler.code = 101
@@ -494,6 +497,9 @@ def serve_exec(handler, route, query):
             elif f[0] == 2 and f[1][:1] == b"\x00":
                 proc.stdin.write(f[1][1:])
                 proc.stdin.flush()
+            elif f[0] == 2 and f[1][:2] == b"\xff\x00" and \
+                    chosen[0].startswith("v5"):
+                proc.stdin.close()      # v5's close of stdin
     except (OSError, ValueError):
         pass
     kill_group(proc)

@@ -340,10 +340,33 @@ sweep_cleanup()
 	kb_stop
 }
 
+atf_test_case verify cleanup
+verify_head()
+{
+	atf_set descr "scripts/k8s-verify's session check, with the real kubectl exec, passes"
+	atf_set timeout 180
+}
+verify_body()
+{
+	ks_cluster
+	# The check's Python, as k8s-verify runs it.
+	sed -n "/^	python3 - \"\$TOP\/regress\/lib\" \"\$@\" <<'EOF'$/,/^EOF$/p" \
+	    "$(atf_config_get srcdir)/scripts/k8s-verify" | sed '1d;$d' > probe.py
+	[ -s probe.py ] || atf_fail "no session check in k8s-verify"
+	python3 probe.py "$(atf_config_get srcdir)/regress/lib" agent-sandbox \
+	    agent-sandbox-session \
+	    /usr/local/libexec/agent-sandbox/session-agent.py 2>err ||
+	    atf_fail "$(cat err)"
+}
+verify_cleanup()
+{
+	kb_stop
+}
+
 atf_init_test_cases()
 {
 	for t in claim state primes files timeout owner reap audit unbound \
-	    podgone restricted nocrds sweep; do
+	    podgone restricted nocrds sweep verify; do
 		atf_add_test_case "$t"
 	done
 }
