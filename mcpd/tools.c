@@ -26,6 +26,7 @@ struct call {
 	double			 progress;	/* last progress sent */
 	uint64_t		 timer;
 	int			 modern;
+	int			 log_level;	/* logging.c */
 	char			 rid[REQID_STR_LEN];
 };
 
@@ -174,8 +175,9 @@ forward(struct call *c, const char *tool, const json_t *args)
 	char *payload;
 	int r;
 
-	msg = json_pack("{s:s, s:O, s:s, s:b}", "tool", tool, "arguments",
-	    args, "session_owner", mcpd.owner, "progress", c->token != NULL);
+	msg = json_pack("{s:s, s:O, s:s, s:b, s:b}", "tool", tool,
+	    "arguments", args, "session_owner", mcpd.owner, "progress",
+	    c->token != NULL, "log", logging_wanted(c->log_level));
 	if (msg == NULL || (payload = json_dumps(msg, JSON_COMPACT)) == NULL)
 		fatalx("cannot encode a tool call");
 	json_decref(msg);
@@ -248,6 +250,7 @@ tools_call(const struct mcp_req *req)
 	c->id = json_incref(req->id);
 	c->token = json_incref(token);
 	c->modern = req->modern;
+	c->log_level = req->log_level;
 	if (forward(c, name, args) == -1) {
 		json_decref(args);
 		reply_failure(req->id, req->modern, NULL, "the call is too "
@@ -326,6 +329,20 @@ tools_progress(uint64_t reqid, const void *data, size_t len)
 		json_object_set(note, "message", json_object_get(p, "message"));
 	json_decref(p);
 	rpc_notify("notifications/progress", note);
+}
+
+/* One of the call's audit events, for notifications/message. */
+void
+tools_log(uint64_t reqid, const void *data, size_t len)
+{
+	struct call *c;
+	json_t *p;
+
+	if ((c = call_by_reqid(reqid)) == NULL ||
+	    (p = parse_peer_json(data, len, "log event", c->rid)) == NULL)
+		return;
+	logging_relay(c->log_level, c->rid, p);
+	json_decref(p);
 }
 
 void
