@@ -170,7 +170,7 @@ bench: all
 	@python3 regress/brokerd/bench.py $(BUILD)/bin 300
 	@echo "== runnerd: cold start against bare runsc; sandboxes per second"
 	@scripts/bench-runnerd $(BUILD)
-	@echo "== kubernetes backend: per-call overhead against the API double"
+	@echo "== kubernetes backend: per-call overhead, sessions warm against cold, against the API double"
 	@sh regress/k8s/bench.sh $(BUILD) 20
 	@echo "== sessions: warm-pool claim against a cold start; run_python(\"1+1\") through mcpd"
 	@regress/runnerd/bench_sessions.sh $(BUILD) 10 500

@@ -386,6 +386,9 @@ static const struct yfield kube_fields[] = {
 	{ "ttl_after_finished", NUM(YF_SECONDS, struct kube_conf, ttl_after_finished, 0, 7 * 86400) },
 	{ "pvc", STR(struct kube_conf, pvc) },
 	{ "pvc_path", STR(struct kube_conf, pvc_path) },
+	{ "session_pool", STR(struct kube_conf, session_pool) },
+	{ "session_agent", STR(struct kube_conf, session_agent) },
+	{ "session_start", NUM(YF_SECONDS, struct kube_conf, session_start, 1, 3600) },
 	{ NULL }
 };
 
@@ -456,6 +459,12 @@ config_defaults(struct as_config *c)
 	strlcpy(c->kubernetes.image, "agent-sandbox/runner:latest",
 	    sizeof(c->kubernetes.image));
 	c->kubernetes.ttl_after_finished = 300;
+	strlcpy(c->kubernetes.session_pool, "agent-sandbox-session",
+	    sizeof(c->kubernetes.session_pool));
+	strlcpy(c->kubernetes.session_agent,
+	    "/usr/local/libexec/agent-sandbox/session-agent.py",
+	    sizeof(c->kubernetes.session_agent));
+	c->kubernetes.session_start = 60;
 	strlcpy(c->brokerd.user, "_asbroker", sizeof(c->brokerd.user));
 	strlcpy(c->brokerd.journal,
 	    "/var/lib/agent-sandbox/brokerd/leases.journal",
@@ -679,11 +688,13 @@ config_print(const struct as_config *c)
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"
-	    "  pvc_path: \"%s\"\n",
+	    "  pvc_path: \"%s\"\n  session_pool: \"%s\"\n"
+	    "  session_agent: \"%s\"\n  session_start: %ld\n",
 	    c->kubernetes.kubeconfig, c->kubernetes.namespace,
 	    c->kubernetes.runtime_class, c->kubernetes.image,
 	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc,
-	    c->kubernetes.pvc_path);
+	    c->kubernetes.pvc_path, c->kubernetes.session_pool,
+	    c->kubernetes.session_agent, c->kubernetes.session_start);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);

@@ -64,45 +64,14 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	    session, progress);
 }
 
-
-static int
-gvisor_session_open(uint64_t key, uint64_t origin, const char *id)
-{
-	char rid[REQID_STR_LEN];
-
-	reqid_format(origin, rid);
-	return helper_send(LMSG_SESSION_OPEN, key, -1, json_pack("{s:s, s:s}",
-	    "origin", rid, "session_id", id));
-}
-
-static int
-gvisor_session_call(uint64_t key, json_t *req)
-{
-	return helper_send(LMSG_SESSION_CALL, key, -1, json_incref(req));
-}
-
-static void
-gvisor_session_cancel(uint64_t key)
-{
-	if (helper_send(LMSG_SESSION_CANCEL, key, -1, NULL) == -1)
-		log_warn("cancel in session %016llx", (unsigned long long)key);
-}
-
-static void
-gvisor_session_close(uint64_t key)
-{
-	if (helper_send(LMSG_SESSION_CLOSE, key, -1, NULL) == -1)
-		log_warn("close session %016llx", (unsigned long long)key);
-}
-
 const struct backend gvisor_backend = {
 	.name = "gvisor",
 	.init = gvisor_init,
 	.start = helper_run,
 	.kill = helper_kill,
 	.stop = helper_stop,
-	.session_open = gvisor_session_open,
-	.session_call = gvisor_session_call,
-	.session_cancel = gvisor_session_cancel,
-	.session_close = gvisor_session_close,
+	.session_open = helper_session_open,
+	.session_call = helper_session_call,
+	.session_cancel = helper_session_cancel,
+	.session_close = helper_session_close,
 };

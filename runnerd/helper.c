@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "backend.h"
 #include "event.h"
 #include "frame.h"
@@ -190,6 +191,37 @@ helper_run(const struct sbx_request *r)
 		return -1;
 	}
 	return helper_send(LMSG_RUN, r->id, r->credfd, req);
+}
+
+/* Sessions, either backend's: the helper's sessbox.c answers. */
+int
+helper_session_open(uint64_t key, uint64_t origin, const char *id)
+{
+	char rid[REQID_STR_LEN];
+
+	reqid_format(origin, rid);
+	return helper_send(LMSG_SESSION_OPEN, key, -1, json_pack("{s:s, s:s}",
+	    "origin", rid, "session_id", id));
+}
+
+int
+helper_session_call(uint64_t key, json_t *req)
+{
+	return helper_send(LMSG_SESSION_CALL, key, -1, json_incref(req));
+}
+
+void
+helper_session_cancel(uint64_t key)
+{
+	if (helper_send(LMSG_SESSION_CANCEL, key, -1, NULL) == -1)
+		log_warn("cancel in session %016llx", (unsigned long long)key);
+}
+
+void
+helper_session_close(uint64_t key)
+{
+	if (helper_send(LMSG_SESSION_CLOSE, key, -1, NULL) == -1)
+		log_warn("close session %016llx", (unsigned long long)key);
 }
 
 /* The journal the helper left at start is recorded: it may go. */

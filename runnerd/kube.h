@@ -42,6 +42,7 @@ int	 kube_request(struct kube_api *, const char *, const char *, json_t *,
 	    json_t **, char *, size_t);
 char	*kube_get_text(struct kube_api *, const char *, size_t, size_t *,
 	    char *, size_t);
+struct curl_slist *kube_curl_setup(struct kube_api *, void *, const char *);
 typedef int	(*kube_event_cb)(const char *, json_t *, void *);
 int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 	    void *, char *, size_t);
@@ -64,6 +65,33 @@ void	 claim_start(const struct as_config *);
 void	 claim_close(void);
 int	 claim_seed(uint64_t, json_t *, char *, size_t);
 void	 claim_collect(uint64_t, json_t *, json_t *);
+
+/*
+ * kube_ws.c: pods/exec over a WebSocket (RFC 6455) with the
+ * v4.channel.k8s.io framing: each message's first byte is its stream.
+ */
+#define KUBE_WS_STDIN	0
+#define KUBE_WS_STDOUT	1
+#define KUBE_WS_STDERR	2
+#define KUBE_WS_ERROR	3	/* the exec's end, a Status object */
+struct kube_ws {
+	void		*curl;
+	int		 fd;
+	uint8_t		*in;		/* what came and is no whole frame yet */
+	size_t		 inlen;
+};
+typedef int	(*kube_ws_cb)(int, const uint8_t *, size_t, void *);
+int	 kube_ws_open(struct kube_api *, const char *, struct kube_ws *,
+	    char *, size_t);
+int	 kube_ws_send(struct kube_ws *, int, const void *, size_t);
+int	 kube_ws_read(struct kube_ws *, kube_ws_cb, void *);
+void	 kube_ws_close(struct kube_ws *);
+
+/* kube_session.c: sessions on claimed agent-sandbox Sandboxes */
+int	 kube_sessions(const struct as_config *, struct kube_api *);
+void	 kube_session_message(uint32_t, uint64_t, const uint8_t *, size_t);
+int	 kube_engine_send(uint32_t, uint64_t, json_t *);
+int	 kube_engine_forward(uint32_t, uint64_t, const void *, size_t);
 
 /* kubernetes.c: the helper process */
 void	 kube_main(const struct as_config *, int) __attribute__((noreturn));

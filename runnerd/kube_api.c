@@ -324,39 +324,25 @@ progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 }
 
 /*
- * One HTTP exchange: the status code, or -1 and why for a transport
- * failure.  interruptible: kube_cancelled ends it (waits, not cleanup).
+ * c reset for path on the cluster: TLS verified against the cluster's
+ * CA, the client certificate if that is how runnerd authenticates; the
+ * headers to send (a bearer token), for the caller to free.
  */
-static long
-perform(struct kube_api *k, const char *method, const char *path,
-    const char *body, struct kbuf *b, long timeout, int interruptible,
-    char *why, size_t whylen)
+struct curl_slist *
+kube_curl_setup(struct kube_api *k, void *c, const char *path)
 {
 	struct curl_slist *h = NULL;
 	struct curl_blob blob;
 	char url[2048], auth[4096];
-	CURLcode rc;
-	long code = -1;
-	CURL *c = k->curl;
 
 	snprintf(url, sizeof(url), "%s%s", k->server, path);
 	curl_easy_reset(c);
 	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	k->warning[0] = '\0';
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, api_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, k);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &interruptible);
 	if (k->ca_pem != NULL) {
 		blob.data = k->ca_pem;
 		blob.len = strlen(k->ca_pem);
@@ -377,6 +363,34 @@ perform(struct kube_api *k, const char *method, const char *path,
 		blob.len = strlen(k->key_pem);
 		curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &blob);
 	}
+	return h;
+}
+
+/*
+ * One HTTP exchange: the status code, or -1 and why for a transport
+ * failure.  interruptible: kube_cancelled ends it (waits, not cleanup).
+ */
+static long
+perform(struct kube_api *k, const char *method, const char *path,
+    const char *body, struct kbuf *b, long timeout, int interruptible,
+    char *why, size_t whylen)
+{
+	struct curl_slist *h;
+	CURLcode rc;
+	long code = -1;
+	CURL *c = k->curl;
+
+	h = kube_curl_setup(k, c, path);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	k->warning[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, api_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, k);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &interruptible);
 	h = curl_slist_append(h, "Accept: application/json");
 	if (body != NULL) {
 		h = curl_slist_append(h, "Content-Type: application/json");

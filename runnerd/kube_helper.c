@@ -31,6 +31,7 @@
 #include "launcher.h"
 #include "log.h"
 #include "sandbox.h"
+#include "sessbox.h"
 
 #define RESULT_MAX	(16 * 1024 * 1024)
 
@@ -51,18 +52,31 @@ static const struct as_config	*conf;
 static struct kube_api		 api;
 static int			 stopping;
 
-static void
-engine_reply(uint32_t type, uint64_t id, json_t *payload)
+/* Frames bytes for the engine; -1 when they do not fit. */
+int
+kube_engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
+{
+	if (channel_compose(&engine, type, 0, id, -1, data, len) == -1) {
+		log_warn("kubernetes helper: %016llx: message %u of %zu bytes",
+		    (unsigned long long)id, type, len);
+		return -1;
+	}
+	ev_set(engine.fd, POLLIN | POLLOUT);
+	return 0;
+}
+
+/* Sends payload (taken); one that cannot be encoded is fatal. */
+int
+kube_engine_send(uint32_t type, uint64_t id, json_t *payload)
 {
 	char *text;
 
 	if ((text = json_dumps(payload, JSON_COMPACT)) == NULL ||
-	    channel_compose(&engine, type, 0, id, -1, text, strlen(text)) ==
-	    -1)
+	    kube_engine_forward(type, id, text, strlen(text)) == -1)
 		fatalx("kubernetes helper: cannot send a result");
 	free(text);
 	json_decref(payload);
-	ev_set(engine.fd, POLLIN | POLLOUT);
+	return 0;
 }
 
 static void
@@ -115,7 +129,7 @@ worker_end(struct worker *w)
 	if (stopping)
 		json_decref(r);
 	else
-		engine_reply(LMSG_DONE, w->id, r);
+		kube_engine_send(LMSG_DONE, w->id, r);
 	ev_del(w->fd);
 	close(w->fd);
 	free(w->buf);
@@ -160,7 +174,7 @@ refuse(uint64_t id, int credfd, json_t *req, int seeded, const char *why)
 	if (seeded)
 		claim_collect(id, req, r);
 	json_decref(req);
-	engine_reply(LMSG_DONE, id, r);
+	kube_engine_send(LMSG_DONE, id, r);
 }
 
 static void
@@ -230,6 +244,7 @@ shutdown_helper(void)
 	struct worker *w;
 
 	stopping = 1;
+	sessbox_shutdown();
 	TAILQ_FOREACH(w, &workers, entry)
 		kill(w->pid, SIGTERM);
 	if (TAILQ_EMPTY(&workers))
@@ -260,6 +275,12 @@ kube_engine_event(int fd, short revents, void *arg)
 				run(m.hdr.reqid, m.data, m.len, m.fd);
 			else if (m.hdr.type == LMSG_KILL && m.fd == -1)
 				cancel(m.hdr.reqid);
+			else if (m.fd == -1 && (m.hdr.type == LMSG_SESSION_OPEN ||
+			    m.hdr.type == LMSG_SESSION_CALL ||
+			    m.hdr.type == LMSG_SESSION_CANCEL ||
+			    m.hdr.type == LMSG_SESSION_CLOSE))
+				kube_session_message(m.hdr.type, m.hdr.reqid,
+				    m.data, m.len);
 			else
 				fatalx("kubernetes helper: unexpected %u",
 				    m.hdr.type);
@@ -274,14 +295,15 @@ static void
 helper_signal(int sig, void *arg)
 {
 	pid_t pid;
+	int st;
 
 	(void)arg;
 	if (sig != SIGCHLD) {
 		shutdown_helper();
 		return;
 	}
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
-		;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		(void)sessbox_reaped(pid, st);
 }
 
 /*
@@ -344,7 +366,8 @@ kube_main(const struct as_config *c, int fd)
 	/* Always sent: runnerd then ends the calls it left open. */
 	if ((swept = kube_sweep(conf, &api)) == NULL)
 		swept = json_pack("{s:[]}", "sandboxes");
-	engine_reply(LMSG_SWEPT, 0, swept);
+	kube_engine_send(LMSG_SWEPT, 0, swept);
+	(void)kube_sessions(conf, &api);
 	/* Workers are forked from here: none may share a TLS connection. */
 	kube_disconnect(&api);
 	if (ev_loop() == -1)

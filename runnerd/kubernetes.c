@@ -1,8 +1,10 @@
 /*
- * The kubernetes backend, the engine's side: start and kill become
- * messages to the kubernetes helper (kube_helper.c), forked before
- * runnerd sandboxes itself, over the gvisor launcher's protocol
- * (LMSG_*) and channel (helper.c).  No sessions here.
+ * The kubernetes backend, the engine's side: start, kill and sessions
+ * become messages to the kubernetes helper (kube_helper.c), forked
+ * before runnerd sandboxes itself, over the gvisor launcher's protocol
+ * (LMSG_*) and channel (helper.c).  Whether the cluster has sessions
+ * (the agent-sandbox controller) the helper finds out: without, it
+ * ends each session with the reason (kube_session.c).
  */
 #include <sys/stat.h>
 
@@ -21,7 +23,6 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 	const char *path = conf->kubernetes.pvc_path;
 	struct stat st;
 
-	(void)session;
 	(void)progress;
 	if (access(conf->kubernetes.kubeconfig, R_OK) == -1)
 		fatal("kubernetes backend: kubeconfig %s (kubernetes."
@@ -36,7 +37,7 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
 		    "absolute path to a directory (without a trailing /)",
 		    path);
-	helper_start("kubernetes helper", conf, kube_main, done, swept, NULL,
+	helper_start("kubernetes helper", conf, kube_main, done, swept, session,
 	    NULL);
 }
 
@@ -46,4 +47,8 @@ const struct backend kubernetes_backend = {
 	.start = helper_run,
 	.kill = helper_kill,
 	.stop = helper_stop,
+	.session_open = helper_session_open,
+	.session_call = helper_session_call,
+	.session_cancel = helper_session_cancel,
+	.session_close = helper_session_close,
 };

@@ -22,6 +22,7 @@
 #include "event.h"
 #include "frame.h"
 #include "launcher.h"
+#include "sessbox.h"
 #include "log.h"
 
 /* After a kill, how long runsc gets before it is killed itself. */
@@ -710,7 +711,7 @@ launcher_main(const struct as_config *c, int fd)
 	if (swept != NULL && (journal = journal_read()) != NULL)
 		json_object_set_new(swept, "journal", journal);
 	engine_send(LMSG_SWEPT, 0, swept);
-	sessbox_init(conf, rootfs);
+	launcher_sessions(conf, rootfs);
 	if (ev_add(fd, POLLIN | POLLOUT, launcher_engine_event, NULL) == -1)
 		fatal("launcher: ev_add");
 	if (ev_loop() == -1)

@@ -61,13 +61,11 @@ int	 helper_send(uint32_t, uint64_t, int, json_t *);
 void	 helper_journal_recorded(void);
 int	 helper_run(const struct sbx_request *);
 void	 helper_kill(uint64_t);
+int	 helper_session_open(uint64_t, uint64_t, const char *);
+int	 helper_session_call(uint64_t, json_t *);
+void	 helper_session_cancel(uint64_t);
+void	 helper_session_close(uint64_t);
 void	 helper_stop(void);
-
-/* launcher_session.c: session sandboxes and the warm pool */
-void	 sessbox_init(const struct as_config *, const char *);
-void	 sessbox_message(uint32_t, uint64_t, const uint8_t *, size_t);
-void	 sessbox_reaped(pid_t, int);
-void	 sessbox_shutdown(void);
 
 /* launcher_bundle.c */
 int	 workspace_name_ok(const char *);

@@ -1,287 +1,49 @@
 /*
- * Session sandboxes, the launcher's half.  Each is a long-lived runsc
- * sandbox whose one process is the session agent (session-agent.py,
- * bound read-only), spoken to over a socketpair that is its stdin and
- * stdout.  A warm pool of started sandboxes waits for new sessions, so
- * that opening one is a claim rather than a cold start; the pool is
- * refilled in the background.  The agent is trusted no further than
- * the code it runs: what it sends is checked for shape, and anything
- * unexpected ends its sandbox.  Limits, bundle and cleanup are those of
- * a one-shot sandbox.
+ * Session sandboxes on gvisor: each is a long-lived runsc sandbox whose
+ * one process is the session agent (bound read-only at AGENT_MOUNT),
+ * spoken to over a socketpair that is its stdin and stdout.  Limits,
+ * bundle and cleanup are those of a one-shot sandbox; the protocol and
+ * the warm pool are sessbox.c's.
  */
 #include <sys/types.h>
-#include <sys/queue.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "audit.h"
-#include "event.h"
-#include "frame.h"
-#include "launcher.h"
 #include "log.h"
+#include "sessbox.h"
 
 #define START_MS	30000	/* the agent says ready, or the sandbox goes */
-#define GRACE_MS	10000	/* past the call timeout, the agent's own */
-#define KILL_MS		10000	/* after a kill, before runsc is killed */
-
-struct sess {
-	TAILQ_ENTRY(sess)	 entry;
-	uint64_t		 key;		/* 0: waiting in the pool */
-	uint64_t		 origin;	/* the request that opened it */
-	char			 session[SESSION_ID_LEN]; /* for the journal */
-	char			 cid[CONTAINER_ID_LEN];
-	char			 dir[PATH_MAX];
-	pid_t			 runsc;
-	struct channel		 agent;
-	int			 ready;
-	int			 busy;		/* a request is with the agent */
-	uint64_t		 call;		/* its id, counted per session */
-	const char		*ending;	/* why it is being ended */
-	int64_t			 claimed;
-	uint64_t		 timer;
-};
 
 static const struct as_config	*conf;
 static const char		*rootfs;
 static int			 agent_ok;
-static TAILQ_HEAD(, sess)	 sesss = TAILQ_HEAD_INITIALIZER(sesss);
-
-static void	sess_end(struct sess *, const char *);
-
-static struct sess *
-sess_find(uint64_t key)
-{
-	struct sess *s;
-
-	TAILQ_FOREACH(s, &sesss, entry)
-		if (s->key == key && s->ending == NULL)
-			return s;
-	return NULL;
-}
-
-static void
-timer_set(struct sess *s, long ms, ev_timer_cb cb)
-{
-	if (s->timer)
-		ev_timer_cancel(s->timer);
-	s->timer = ms > 0 ? ev_timer(ms, cb, s) : 0;
-}
-
-static void
-sess_overdue(void *arg)
-{
-	struct sess *s = arg;
-
-	s->timer = 0;
-	sess_end(s, s->ready ? "the session agent did not answer in time" :
-	    "the session sandbox did not start in time");
-}
-
-static void
-sess_kill_over(void *arg)
-{
-	struct sess *s = arg;
-
-	s->timer = 0;
-	log_warnx("session %s: runsc outlived its kill", s->cid);
-	kill(s->runsc, SIGKILL);
-}
-
-static void
-agent_close(struct sess *s)
-{
-	if (s->agent.fd == -1)
-		return;
-	ev_del(s->agent.fd);
-	close(s->agent.fd);
-	channel_clear(&s->agent);
-	s->agent.fd = -1;
-}
-
-/* Kills the sandbox; the reaper cleans up and tells the engine why. */
-static void
-sess_end(struct sess *s, const char *why)
-{
-	if (s->ending != NULL)
-		return;
-	s->ending = why;
-	log_debug("session %s: ending (%s)", s->cid, why);
-	agent_close(s);
-	timer_set(s, KILL_MS, sess_kill_over);
-	cgroup_kill(s->cid);
-}
-
-static void
-ready_send(struct sess *s, int warm)
-{
-	engine_send(LMSG_SESSION_READY, s->key, json_pack("{s:s, s:b, s:I}",
-	    "container", s->cid, "warm", warm, "start_ms",
-	    (json_int_t)(ev_now_ms() - s->claimed)));
-}
-
-/*
- * What a reply may be: the agent's replies are flat objects of strings,
- * integers and booleans.  A real is refused because re-encoding grows it
- * (1e-7 becomes 9.9999999999999995e-08); a reply is passed on as the
- * bytes checked here, so nothing it holds can grow past the frame the
- * engine wraps it in, which holds the output twice, escaped again: a
- * quarter of a frame leaves room for that.
- */
-#define REPLY_MAX	(4u * 1024 * 1024)
-#define REPLY_DEPTH	8
-
-_Static_assert(REPLY_MAX <= MSG_MAX_PAYLOAD / 4, "a reply and its wrapping");
-
-/* Why v is not what a reply may hold, or NULL. */
-static const char *
-reply_bad(json_t *v, int depth)
-{
-	const char *key, *why = NULL;
-	json_t *e;
-	size_t i;
-
-	if (depth > REPLY_DEPTH)
-		return "the session agent's reply is nested too deeply";
-	if (json_is_real(v))
-		return "the session agent's reply has a real number";
-	if (json_is_object(v))
-		json_object_foreach(v, key, e)
-			if ((why = reply_bad(e, depth + 1)) != NULL)
-				break;
-	if (json_is_array(v))
-		json_array_foreach(v, i, e)
-			if ((why = reply_bad(e, depth + 1)) != NULL)
-				break;
-	return why;
-}
-
-/*
- * One frame of the agent; why it ends the session, or NULL.  A reply
- * names the call it answers by the request's id, or 0 for the one in
- * progress.
- */
-static const char *
-agent_frame(struct sess *s, struct msg *m)
-{
-	const char *why;
-	json_t *j;
-
-	if (m->fd != -1)
-		return "the session agent sent a descriptor";
-	if (m->hdr.type == AGENT_READY && !s->ready) {
-		s->ready = 1;
-		timer_set(s, 0, NULL);
-		if (s->key != 0)
-			ready_send(s, 0);
-		return NULL;
-	}
-	if (m->hdr.type != AGENT_REPLY)
-		return "the session agent sent an unexpected message";
-	if (!s->busy)
-		return "the session agent replied when no call was waiting";
-	if (m->hdr.reqid != s->call)
-		return "the session agent replied for another call";
-	if (m->len > REPLY_MAX)
-		return "the session agent's reply is over 4 MiB";
-	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
-		return "the session agent's reply is not JSON";
-	why = json_is_object(j) ? reply_bad(j, 0) :
-	    "the session agent's reply is not a JSON object";
-	json_decref(j);
-	if (why != NULL)
-		return why;
-	s->busy = 0;
-	timer_set(s, 0, NULL);
-	if (engine_forward(LMSG_SESSION_REPLY, s->key, m->data, m->len) == -1)
-		return "the session agent's reply cannot be passed on";
-	return NULL;
-}
-
-static void
-agent_event(int fd, short revents, void *arg)
-{
-	struct sess *s = arg;
-	struct msg m;
-	const char *why;
-	ssize_t n;
-	int r;
-
-	if ((revents & POLLOUT) && channel_flush(&s->agent) == -1) {
-		sess_end(s, "the session agent stopped reading");
-		return;
-	}
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = channel_read(&s->agent);
-		if (n == 0 || (n == -1 && errno != EAGAIN)) {
-			sess_end(s, n == 0 ? "the session agent exited" :
-			    "the session agent broke the protocol");
-			return;
-		}
-		while ((r = channel_get(&s->agent, &m)) == 1)
-			if ((why = agent_frame(s, &m)) != NULL) {
-				if (m.fd != -1)
-					close(m.fd);
-				log_warnx("session %s: %s", s->cid, why);
-				sess_end(s, why);
-				return;
-			}
-		if (r == -1) {
-			sess_end(s, "the session agent broke the protocol");
-			return;
-		}
-	}
-	ev_set(fd, POLLIN | (channel_pending(&s->agent) ? POLLOUT : 0));
-}
-
-static json_t *
-box_agent_request(void)
-{
-	char out[32], timeout[32];
-
-	snprintf(out, sizeof(out), "%ld", conf->runnerd.output_max);
-	snprintf(timeout, sizeof(timeout), "%ld", conf->runnerd.timeout);
-	return json_pack("{s:[s, s, s, s], s:b}", "argv", "/usr/bin/python3",
-	    AGENT_MOUNT, out, timeout, "session", 1);
-}
-
-/* Removes what the sandbox made, once runsc is gone. */
-static void
-sess_free(struct sess *s)
-{
-	timer_set(s, 0, NULL);
-	agent_close(s);
-	(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid, NULL);
-	cgroup_remove(s->cid);
-	if (s->dir[0] != '\0' && rm_tree(s->dir) == -1)
-		log_warn("session %s: remove %s", s->cid, s->dir);
-	TAILQ_REMOVE(&sesss, s, entry);
-	free(s);
-}
 
 static int
-sess_spawn(struct sess *s)
+runsc_spawn(struct sess *s, int *fd)
 {
 	json_t *req;
-	int sp[2], null;
+	int sp[2], null, rv;
 
-	if ((req = box_agent_request()) == NULL)
-		return -1;
-	if (cgroup_create(conf, s->cid) == -1 ||
-	    bundle_create(conf, s->dir, s->cid, rootfs, req, -1) == -1) {
-		json_decref(req);
+	if (!agent_ok) {
+		errno = ENOENT;
 		return -1;
 	}
+	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
+	    conf->runnerd.state_dir, s->cid) == -1)
+		return -1;
+	req = json_pack("{s:o, s:b}", "argv", sessbox_agent_argv(conf,
+	    AGENT_MOUNT, "/work"), "session", 1);
+	rv = req == NULL || cgroup_create(conf, s->cid) == -1 ||
+	    bundle_create(conf, s->dir, s->cid, rootfs, req, -1) == -1 ? -1 : 0;
 	json_decref(req);
+	if (rv == -1)
+		return -1;
 	/* What the agent writes to stderr is nobody's business. */
 	if ((null = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1)
 		return -1;
@@ -289,215 +51,68 @@ sess_spawn(struct sess *s)
 		close(null);
 		return -1;
 	}
-	if ((s->runsc = fork()) == -1) {
+	if ((s->pid = fork()) == -1) {
 		close(null);
 		close(sp[0]);
 		close(sp[1]);
 		return -1;
 	}
-	if (s->runsc == 0)
+	if (s->pid == 0)
 		runsc_exec(conf, s->dir, s->cid, sp[1], sp[1], null, -1);
 	close(null);
 	close(sp[1]);
-	channel_init(&s->agent, sp[0]);
-	if (ev_add(sp[0], POLLIN, agent_event, s) == -1)
-		fatal("launcher: ev_add");
-	timer_set(s, START_MS, sess_overdue);
+	*fd = sp[0];
 	return 0;
 }
 
-/* A new session sandbox, for key (0: the pool); NULL and why. */
-static struct sess *
-sess_start(uint64_t key, char *why, size_t whylen)
+static void
+runsc_stop(struct sess *s)
 {
-	struct sess *s;
-	uint64_t rnd;
-
-	if (!agent_ok) {
-		snprintf(why, whylen, "no session agent (runnerd.session_agent)");
-		return NULL;
-	}
-	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-		free(s);
-		snprintf(why, whylen, "%s", strerror(errno));
-		return NULL;
-	}
-	s->key = key;
-	s->runsc = -1;
-	s->agent.fd = -1;
-	s->claimed = ev_now_ms();
-	container_id(rnd, s->cid);
-	TAILQ_INSERT_TAIL(&sesss, s, entry);
-	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
-	    conf->runnerd.state_dir, s->cid) == -1 || sess_spawn(s) == -1) {
-		snprintf(why, whylen, "cannot start a sandbox: %s",
-		    strerror(errno));
-		sess_free(s);
-		return NULL;
-	}
-	return s;
+	cgroup_kill(s->cid);
 }
 
-static size_t
-pool_size(void)
+static const char *
+runsc_exit_why(struct sess *s, int status)
 {
-	struct sess *s;
-	size_t n = 0;
+	(void)status;
+	return cgroup_hit_memory_limit(s->cid) ?
+	    "the session sandbox reached its memory limit" : NULL;
+}
 
-	TAILQ_FOREACH(s, &sesss, entry)
-		if (s->key == 0 && s->ending == NULL)
-			n++;
-	return n;
+/* Removes what the sandbox made, once runsc is gone. */
+static void
+runsc_cleanup(struct sess *s)
+{
+	(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid, NULL);
+	cgroup_remove(s->cid);
+	if (s->dir[0] != '\0' && rm_tree(s->dir) == -1)
+		log_warn("session %s: remove %s", s->cid, s->dir);
 }
 
 static void
-pool_refill(void)
+runsc_shutdown(struct sess *s)
 {
-	char why[256];
-
-	/* Sessions off: nothing would ever claim a warm sandbox. */
-	if (conf->runnerd.sessions_max == 0)
-		return;
-	while (pool_size() < (size_t)conf->runnerd.warm_pool)
-		if (sess_start(0, why, sizeof(why)) == NULL) {
-			log_warnx("warm pool: %s", why);
-			return;
-		}
-}
-
-/* A ready sandbox of the pool if there is one, else one starting. */
-static struct sess *
-pool_claim(void)
-{
-	struct sess *s, *starting = NULL;
-
-	TAILQ_FOREACH(s, &sesss, entry) {
-		if (s->key != 0 || s->ending != NULL)
-			continue;
-		if (s->ready)
-			return s;
-		if (starting == NULL)
-			starting = s;
-	}
-	return starting;
-}
-
-static void
-ended_send(uint64_t key, const char *why)
-{
-	engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s}", "reason", why));
-}
-
-/* LMSG_SESSION_OPEN: {"origin": "req-...", "session_id": "ses-..."}. */
-static void
-session_open(uint64_t key, const uint8_t *data, size_t len)
-{
-	struct sess *s;
-	json_t *j;
-	const char *sid, *rid;
-	char why[256];
-	uint64_t origin;
-
-	j = json_loadb((const char *)data, len, 0, NULL);
-	sid = json_string_value(json_object_get(j, "session_id"));
-	rid = json_string_value(json_object_get(j, "origin"));
-	/* The engine sent it: another shape means the two disagree. */
-	if (rid == NULL || reqid_parse(rid, &origin) == -1 || sid == NULL ||
-	    strlen(sid) >= SESSION_ID_LEN)
-		fatalx("launcher: bad LMSG_SESSION_OPEN");
-	if (key == 0 || sess_find(key) != NULL) {
-		json_decref(j);
-		ended_send(key, "session key in use");
-		return;
-	}
-	if ((s = pool_claim()) != NULL) {
-		s->key = key;
-		s->claimed = ev_now_ms();
-		if (s->ready)
-			ready_send(s, 1);
-	} else if ((s = sess_start(key, why, sizeof(why))) == NULL)
-		ended_send(key, why);
-	if (s != NULL) {
-		s->origin = origin;
-		strlcpy(s->session, sid, sizeof(s->session));
-	}
-	json_decref(j);
-	pool_refill();
-}
-
-static void
-box_call(uint64_t key, const uint8_t *data, size_t len)
-{
-	struct sess *s;
-
-	if ((s = sess_find(key)) == NULL || !s->ready || s->busy) {
-		engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
-		    "error", "the session is not ready for a call"));
-		return;
-	}
-	if (channel_compose(&s->agent, AGENT_REQUEST, 0, ++s->call, -1, data,
-	    len) == -1) {
-		sess_end(s, "cannot send to the session agent");
-		return;
-	}
-	s->busy = 1;
-	timer_set(s, conf->runnerd.timeout * 1000 + GRACE_MS, sess_overdue);
-	ev_set(s->agent.fd, POLLIN | POLLOUT);
-}
-
-void
-sessbox_message(uint32_t type, uint64_t key, const uint8_t *data, size_t len)
-{
-	struct sess *s;
-
-	switch (type) {
-	case LMSG_SESSION_OPEN:
-		session_open(key, data, len);
-		break;
-	case LMSG_SESSION_CALL:
-		box_call(key, data, len);
-		break;
-	case LMSG_SESSION_CANCEL:
-		if ((s = sess_find(key)) != NULL && s->busy &&
-		    channel_compose(&s->agent, AGENT_CANCEL, 0, 0, -1, NULL,
-		    0) == 0)
-			ev_set(s->agent.fd, POLLIN | POLLOUT);
-		break;
-	case LMSG_SESSION_CLOSE:
-		if ((s = sess_find(key)) != NULL)
-			sess_end(s, "closed");
-		else
-			ended_send(key, "closed");
-		break;
-	}
-}
-
-/* A child exited: if it was the runsc of a session, clean up after it. */
-void
-sessbox_reaped(pid_t pid, int status)
-{
-	struct sess *s;
-
-	TAILQ_FOREACH(s, &sesss, entry)
-		if (s->runsc == pid)
-			break;
-	if (s == NULL)
-		return;
-	s->runsc = -1;
-	if (s->ending == NULL && cgroup_hit_memory_limit(s->cid))
-		s->ending = "the session sandbox reached its memory limit";
-	if (s->ending == NULL)
-		log_warnx("session %s: runsc exited (status %d)", s->cid,
-		    status);
 	if (s->key != 0)
-		ended_send(s->key, s->ending != NULL ? s->ending :
-		    "the session sandbox exited");
-	sess_free(s);
+		journal_note(s->origin, s->session);
+	cgroup_kill(s->cid);
+	if (s->pid > 0)
+		kill(s->pid, SIGKILL);
 }
 
+static struct sessbox_ops runsc_ops = {
+	.spawn = runsc_spawn,
+	.stop = runsc_stop,
+	.exit_why = runsc_exit_why,
+	.cleanup = runsc_cleanup,
+	.shutdown = runsc_shutdown,
+	.send = engine_send,
+	.forward = engine_forward,
+	.start_ms = START_MS,
+	.warm_here = 1,
+};
+
 void
-sessbox_init(const struct as_config *c, const char *root)
+launcher_sessions(const struct as_config *c, const char *root)
 {
 	struct stat st;
 
@@ -508,22 +123,6 @@ sessbox_init(const struct as_config *c, const char *root)
 	if (!agent_ok)
 		log_warnx("no session agent at %s: session tools will fail",
 		    conf->runnerd.session_agent);
-	pool_refill();
-}
-
-void
-sessbox_shutdown(void)
-{
-	struct sess *s;
-
-	while ((s = TAILQ_FIRST(&sesss)) != NULL) {
-		if (s->key != 0)
-			journal_note(s->origin, s->session);
-		cgroup_kill(s->cid);
-		if (s->runsc > 0) {
-			kill(s->runsc, SIGKILL);
-			(void)waitpid(s->runsc, NULL, 0);
-		}
-		sess_free(s);
-	}
+	runsc_ops.pool = conf->runnerd.warm_pool;
+	sessbox_init(conf, &runsc_ops);
 }

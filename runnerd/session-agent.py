@@ -17,7 +17,12 @@ through a symbolic link.
 Nothing here is trusted by runnerd: the code the agent runs shares its
 user and could replace it; the sandbox, not this file, is the boundary.
 
-    session-agent.py OUTPUT_MAX TIMEOUT_SECONDS
+    session-agent.py OUTPUT_MAX TIMEOUT_SECONDS [WORKSPACE]
+
+WORKSPACE is /work unless given.  On gvisor the agent is the sandbox's
+one process and its stdin and stdout are one socket; on the kubernetes
+backend it runs through pods/exec in the sandbox's pod, its stdin and
+stdout the exec stream's.
 """
 import ast
 import base64
@@ -34,11 +39,11 @@ import traceback
 HDR = struct.Struct("<IIIHHQ")
 VERSION = 1
 AGENT_READY, AGENT_REQUEST, AGENT_REPLY, AGENT_CANCEL = 950, 951, 952, 953
-WORK = "/work"
 LEN = struct.Struct("<I")
 
 output_max = int(sys.argv[1])
 timeout = float(sys.argv[2])
+WORK = sys.argv[3] if len(sys.argv) > 3 else "/work"
 ctl_in, ctl_out = os.dup(0), os.dup(1)   # one socket, but gVisor imports
                                         # stdin read-only, stdout write-only
 worker = None

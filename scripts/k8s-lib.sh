@@ -13,6 +13,16 @@ export KUBECONFIG
 RUNNER_IMAGE=agent-sandbox/runner:0.1
 AGNHOST=registry.k8s.io/e2e-test-images/agnhost:2.52
 GVISOR_RELEASE=20250106.0
+SESSION_IMAGE=agent-sandbox/session:0.1	# cluster/session-template.yaml's
+# kubernetes-sigs/agent-sandbox: the controller of Sandboxes, claims and
+# warm pools (tag v0.5.6, commit 211b7579cabed9460c1a692eb687084ff4c5879d),
+# its all-in-one release manifest, pinned by its SHA-256.  The digest is
+# the release asset's: take it from the release (sha256sum of the file
+# downloaded over a trusted path) when moving the version; k8s-up
+# applies nothing unverified.
+AGENT_SANDBOX_VERSION=v0.5.6
+AGENT_SANDBOX_URL="https://github.com/kubernetes-sigs/agent-sandbox/releases/download/$AGENT_SANDBOX_VERSION/sandbox-with-extensions.yaml"
+AGENT_SANDBOX_SHA256=${AGENT_SANDBOX_SHA256:-}
 
 say()
 {

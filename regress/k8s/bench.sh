@@ -5,7 +5,10 @@
 # with a credential Secret), in a scratch directory; prints ms per call
 # for each and, for scale, the double alone running the same Job.  Then
 # N terraform_plan calls of the demo module on terraform's claim against
-# bare `terraform init; terraform plan -out` in a copy of it.
+# bare `terraform init; terraform plan -out` in a copy of it.  Between
+# the two, sessions (bench_session.py): the first call of a session on
+# a full warm pool against one whose claim makes its Sandbox cold, and
+# run_python p50 in a session, the agent reached over pods/exec.
 set -e
 build=$(cd "${1:?usage: bench.sh BUILD [N]}" && pwd)
 n=${2:-20}
@@ -29,6 +32,11 @@ atf_check() {
 . "$here/kb.subr"
 trap 'kb_stop; cd /; rm -rf "$work"' EXIT
 
+# The session agent where images/session has it, for the runner.
+mkdir -p image/usr/local/libexec/agent-sandbox
+cp "$top/runnerd/session-agent.py" image/usr/local/libexec/agent-sandbox/
+K8S_DOUBLE_IMAGE=$work/image
+export K8S_DOUBLE_IMAGE
 kb_cluster
 kb_runnerd
 kb_tool run_shell '{"command": "true"}' -n 3 >/dev/null	# warm up
@@ -53,6 +61,34 @@ while [ $i -lt "$n" ]; do
 	i=$((i + 1))
 done
 echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per Job"
+
+kb_stop_runnerd
+kill "$(cat peers.pid)"
+rm -f peers.pid run/*.sock
+kubectl create --validate=false -f "$top/cluster/session-template.yaml" \
+    >/dev/null
+# A pool that keeps nothing ready: each claim makes its Sandbox.
+kubectl create --validate=false -f - >/dev/null <<'EOF'
+apiVersion: extensions.agents.x-k8s.io/v1beta1
+kind: SandboxWarmPool
+metadata:
+  name: cold
+  namespace: agent-sandbox
+spec:
+  replicas: 0
+  sandboxTemplateRef:
+    name: agent-sandbox-session
+EOF
+for pool in agent-sandbox-session cold; do
+	KB_SESSIONS_MAX=16 KB_RUNNERD_EXTRA="  timeout: 10s" \
+	    KB_KUBE_EXTRA="  session_pool: $pool" kb_runnerd
+	calls=0
+	[ "$pool" = cold ] || calls=$((n * 10))
+	python3 "$here/bench_session.py" run/runner.sock "$pool" "$n" "$calls"
+	kb_stop_runnerd
+	kill "$(cat peers.pid)"
+	rm -f peers.pid run/*.sock
+done
 
 command -v terraform >/dev/null || { echo "bench: no terraform"; exit 0; }
 kb_claim

@@ -99,7 +99,9 @@ stdout and stderr become the pod's log, the exit status the
 container's; none: every pod succeeds with an empty log), --seed FILE (a
 JSON List of objects created at start as the admin), --audience (the
 API server's token audience), --events-kept N (watch history kept per
-resource; older resourceVersions get 410 Gone).
+resource; older resourceVersions get 410 Gone), --no-agent-sandbox (the
+cluster without agent-sandbox's CRDs).  The agent-sandbox kinds, their
+controllers and pods/exec are k8s_sandbox.py's.
 
 STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
 [method=METHOD]; the fault applies to requests matching both filters:
@@ -135,6 +137,7 @@ sys.dont_write_bytecode = True
 import k8s_authz  # noqa: E402
 import k8s_patch  # noqa: E402
 import k8s_proto  # noqa: E402
+import k8s_sandbox  # noqa: E402
 from k8s_api import Api, ApiError, Route, out, route_of, selector, \
     status, table, verb_of  # noqa: E402
 from k8s_store import RESOURCES, Controller, Store, group_of  # noqa: E402
@@ -288,6 +291,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                              self.server.server_address[1]))
         self.verb = verb = verb_of(method, route, query)
         api.authorize(user, verb, route, forced_deny=fault[:1] == ["403"])
+        if route.sub == "exec" and method == "GET":
+            return k8s_sandbox.serve_exec(self, route, urllib.parse.parse_qsl(
+                urllib.parse.urlsplit(self.path).query))
         if verb == "watch":
             return self.watch(route, query, fault)
         if verb == "patch":
@@ -416,6 +422,8 @@ def main():
     p.add_argument("--bind", default="127.0.0.1")
     p.add_argument("--client-ca")
     p.add_argument("--events-kept", type=int, default=2000)
+    p.add_argument("--no-agent-sandbox", action="store_true",
+                   help="without the agent-sandbox CRDs (k8s_sandbox.py)")
     p.add_argument("--audience",
                    default="https://kubernetes.default.svc.cluster.local")
     a = p.parse_args()
@@ -433,15 +441,19 @@ def main():
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.state = a.state
     srv.log_lock = threading.Lock()
+    k8s_sandbox.register(RESOURCES, not a.no_agent_sandbox)
     srv.store = Store(a.events_kept)
     srv.api = Api(srv.store, k8s_authz.Tokens(admin_token, a.audience),
                   Controller(srv.store, a.state, a.runner))
+    srv.sandboxes = k8s_sandbox.SandboxController(
+        srv.store, srv.api.controller, not a.no_agent_sandbox)
     seed(srv.api, a.seed)
     tmp = os.path.join(a.state, "port.new")
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])
     os.rename(tmp, os.path.join(a.state, "port"))
     def stop(signum, frame):
+        srv.sandboxes.kill_all()
         srv.api.controller.kill_all()
         os._exit(0)
     signal.signal(signal.SIGTERM, stop)
