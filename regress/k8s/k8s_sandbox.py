@@ -55,7 +55,6 @@ import copy
 import hashlib
 import json
 import os
-import secrets
 import signal
 import struct
 import subprocess
