@@ -810,7 +810,7 @@ requested(void *arg, const char *why)
 
 /* call: the parsed TOOL_CALL, borrowed. */
 void
-call_start(struct conn *c, struct msg *m, json_t *call)
+call_start(struct conn *c, uint64_t reqid, json_t *call)
 {
 	json_t *args;
 	struct call *k;
@@ -818,12 +818,12 @@ call_start(struct conn *c, struct msg *m, json_t *call)
 
 	if ((tool = json_string_value(json_object_get(call, "tool"))) ==
 	    NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
+		conn_error(c, reqid, ERR_BADMSG, "bad TOOL_CALL");
 		return;
 	}
 	/* mcpd makes the ids: a repeat is its error, and no new call. */
-	if (call_find(m->hdr.reqid) != NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "request id already "
+	if (call_find(reqid) != NULL) {
+		conn_error(c, reqid, ERR_BADMSG, "request id already "
 		    "in use");
 		return;
 	}
@@ -831,7 +831,7 @@ call_start(struct conn *c, struct msg *m, json_t *call)
 	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
 	    NULL)
 		fatal("call");
-	k->id = m->hdr.reqid;
+	k->id = reqid;
 	k->conn = c->id;
 	k->uid = c->cred.uid;
 	k->args = args != NULL ? json_deep_copy(args) : json_object();
@@ -947,6 +947,8 @@ call_cancel(struct conn *c, uint64_t id)
 {
 	struct call *k;
 
+	if (await_cancel(c, id))
+		return;
 	if ((k = call_find(id)) == NULL || k->conn != c->id)
 		return;
 	switch (k->state) {
@@ -988,6 +990,7 @@ call_conn_closed(struct conn *c)
 			runnerd_backend->kill(k->id);
 	}
 	session_conn_closed(c->id);
+	await_conn_closed(c);
 }
 
 void
