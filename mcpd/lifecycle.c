@@ -46,6 +46,12 @@ static const struct {
 	{ "server/discover",	h_discover,	ERA_MODERN },
 	{ "tools/list",		tools_list,	ERA_LEGACY | ERA_MODERN },
 	{ "tools/call",		tools_call,	ERA_LEGACY | ERA_MODERN },
+	{ "tasks/get",		tasks_get,	ERA_LEGACY },
+	{ "tasks/result",	tasks_payload,	ERA_LEGACY },
+	{ "tasks/cancel",	tasks_cancel,	ERA_LEGACY },
+	{ "tasks/list",		tasks_list,	ERA_LEGACY },
+	{ "resources/list",	resources_list,	ERA_LEGACY | ERA_MODERN },
+	{ "resources/read",	resources_read,	ERA_LEGACY | ERA_MODERN },
 };
 
 static void	n_initialized(const json_t *);
@@ -66,9 +72,17 @@ server_info(void)
 }
 
 static json_t *
-capabilities(void)
+capabilities(int modern)
 {
-	return json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+	json_t *caps;
+
+	caps = json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0,
+	    "resources", "subscribe", 0, "listChanged", 0);
+	if (caps != NULL && tasks_offered(modern))
+		json_object_set_new(caps, "tasks", json_pack("{s:{}, s:{},"
+		    " s:{s:{s:{}}}}", "list", "cancel", "requests", "tools",
+		    "call"));
+	return caps;
 }
 
 /* Stamps what a 2026-07-28 result carries, then answers. */
@@ -112,7 +126,7 @@ h_initialize(const struct mcp_req *req)
 	    json_string_value(json_object_get(info, "version")) ?: "?",
 	    asked, chosen);
 	rpc_result(req->id, json_pack("{s:s, s:o, s:o, s:s}",
-	    "protocolVersion", chosen, "capabilities", capabilities(),
+	    "protocolVersion", chosen, "capabilities", capabilities(0),
 	    "serverInfo", server_info(), "instructions", INSTRUCTIONS));
 }
 
@@ -127,7 +141,7 @@ h_discover(const struct mcp_req *req)
 {
 	mcp_reply(req, json_pack("{s:[s], s:o, s:o, s:s, s:i, s:s}",
 	    "supportedVersions", MCP_MODERN_VERSION,
-	    "capabilities", capabilities(), "serverInfo", server_info(),
+	    "capabilities", capabilities(1), "serverInfo", server_info(),
 	    "instructions", INSTRUCTIONS, "ttlMs", 0, "cacheScope", "private"));
 }
 
