@@ -1,0 +1,74 @@
+#! /usr/bin/env atf-sh
+# Tasks and plan resources (issue 20): the real suite (mcpd, runnerd
+# with gVisor, approvald, brokerd, auditd) and the MCP SDK client.  An
+# approval-gated terraform_apply runs as a task that waits for the
+# operator's approvalctl, also across a stopped approvald; a denial and
+# a cancellation end it; tasks and plans are their connection's alone.
+# The audit log then holds exactly one end for every tool.request, the
+# withdrawal of the cancelled task's approval, and the applied call.
+
+. "$(atf_get_srcdir)/../lib/suite.subr"
+
+atf_test_case sdk cleanup
+sdk_head()
+{
+	atf_set "descr" "MCP tasks for approval-gated calls, and plan:// resources, through the MCP SDK client"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "node runsc terraform python3"
+	atf_set "timeout" "400"
+}
+sdk_body()
+{
+	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
+	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
+	    atf_skip "MCP SDK not installed in $modules (make deps)"
+	mkdir tf
+	for d in a b c; do
+		cp -R "$(as_src)/terraform/demo" "tf/$d"
+	done
+	as_tf_suite "[a, b, c]"
+	NODE_PATH=$modules node "$(atf_get_srcdir)/tasks_client.cjs" \
+	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" \
+	    "$(awk '$2 == "approvald" { print $1 }' pids)" \
+	    >client.out 2>client.err ||
+	    { cat client.err >&2; atf_fail "tasks client"; }
+	applied=$(cat client.out)
+	as_stop
+	python3 - var/audit.jsonl "$applied" <<'PY' || atf_fail "audit trail"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ends = ("tool.result", "tool.failed", "tool.denied")
+bad = 0
+for e in events:
+    if e["event"] == "tool.request":
+        n = sum(1 for x in events if x["event"] in ends and
+                x.get("request_id") == e["request_id"])
+        if n != 1:
+            print("%s has %d ends" % (e["request_id"], n))
+            bad = 1
+applied = [e for e in events if e.get("request_id") == sys.argv[2]]
+kinds = [e["event"] for e in applied]
+if "tool.request" not in kinds or "tool.result" not in kinds or \
+        "approval.spent" not in kinds:
+    print("the applied call's trail: %s" % kinds)
+    bad = 1
+if not any(e["event"] == "approval.withdrawn" for e in events):
+    print("no approval.withdrawn")
+    bad = 1
+if not any(e["event"] == "approval.denied" for e in events):
+    print("no approval.denied")
+    bad = 1
+sys.exit(bad)
+PY
+}
+sdk_cleanup()
+{
+	[ -f pids ] && awk '$2 == "approvald" { print $1 }' pids |
+	    xargs -r kill -CONT 2>/dev/null
+	as_kill_all
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case sdk
+}
