@@ -358,6 +358,16 @@ tasks_cancel_all(void)
 	}
 }
 
+/* Before 2025-11-25 the tasks/ methods do not exist. */
+static int
+tasks_refused(const struct mcp_req *req)
+{
+	if (tasks_offered(req->modern))
+		return 0;
+	rpc_error(req->id, RPC_METHOD_NOT_FOUND, "Method not found", NULL);
+	return 1;
+}
+
 /* The task params.taskId names, or NULL after the error reply. */
 static struct task *
 task_param(const struct mcp_req *req)
@@ -365,6 +375,8 @@ task_param(const struct mcp_req *req)
 	const char *id;
 	struct task *t;
 
+	if (tasks_refused(req))
+		return NULL;
 	id = json_string_value(json_object_get(req->params, "taskId"));
 	if (id == NULL) {
 		rpc_error(req->id, RPC_INVALID_PARAMS,
@@ -431,6 +443,8 @@ tasks_list(const struct mcp_req *req)
 	struct task *t, *last = NULL;
 	size_t n = 0;
 
+	if (tasks_refused(req))
+		return;
 	tasks_sweep();
 	t = TAILQ_FIRST(&tasks);
 	if ((cursor = json_object_get(req->params, "cursor")) != NULL) {

@@ -41,6 +41,7 @@ static const struct msg_rule mcpd_rules[] = {
 	{ MSG_TOOL_CALL, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_call },
 	{ MSG_TOOL_CANCEL, PAYLOAD_NONE, 0, 0, NULL, mcpd_tool_cancel },
 	{ MSG_TOOL_AWAIT, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_await },
+	{ MSG_PLAN_READ, PAYLOAD_JSON, 0, 0, NULL, plans_read },
 	{ 0, 0, 0, 0, NULL, NULL }
 };
 

@@ -131,6 +131,10 @@ void	await_start(struct conn *, uint64_t, json_t *);
 int	await_cancel(struct conn *, uint64_t);
 void	await_conn_closed(struct conn *);
 
+/* plans.c: the plans made, as MCP resources */
+void	plans_keep(const struct call *, const json_t *);
+int	plans_read(struct conn *, struct msg *, json_t *);
+
 /* progress.c: MSG_TOOL_PROGRESS, when the client asked for it */
 void	progress_send(struct call *, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
