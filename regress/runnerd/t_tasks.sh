@@ -68,7 +68,60 @@ sdk_cleanup()
 	as_kill_all
 }
 
+# One frame on sock of type with payload: the reply's first word, or
+# the error's text when answer is ERROR.
+frame()
+{
+	"$FRAMETOOL" send "$AS_RUN/$1" "$2" "$3" >frame.out 2>&1
+	head -1 frame.out
+}
+
+atf_test_case frames cleanup
+frames_head()
+{
+	atf_set "descr" "bad TOOL_AWAIT, PLAN_READ, APPROVAL_STATUS and APPROVAL_WITHDRAW frames get a clear answer and change nothing"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+frames_body()
+{
+	mkdir tf
+	as_tf_suite "[a]"
+	# TOOL_AWAIT 104, PLAN_READ 105; approval.sock 206, 208.
+	for bad in '{}' '{"tool":"terraform_apply","arguments":{}}' \
+	    '{"tool":"terraform_apply","approval_id":"apr-x","arguments":3}'; do
+		frame runner.sock 104 "$bad" | grep -q "^ERROR.*bad TOOL_AWAIT" ||
+		    atf_fail "TOOL_AWAIT $bad: $(cat frame.out)"
+	done
+	# An approval approvald never made: the wait ends at once, unrun.
+	frame runner.sock 104 '{"tool":"terraform_apply","approval_id":"apr-0",
+	    "arguments":{"working_dir":"a"}}' >/dev/null
+	grep -q '^TOOL_RESULT .*"status":"unknown"' frame.out ||
+	    atf_fail "TOOL_AWAIT, unknown approval: $(cat frame.out)"
+	for bad in '{}' '{"plan_digest":"'"$(printf '%064d' 0)"'"}' \
+	    '{"plan_digest":7}'; do
+		frame runner.sock 105 "$bad" | grep -q "^ERROR.*no such plan" ||
+		    atf_fail "PLAN_READ $bad: $(cat frame.out)"
+	done
+	frame approval.sock 206 '{}' | grep -q "^ERROR.*needs an approval_id" ||
+	    atf_fail "APPROVAL_STATUS {}: $(cat frame.out)"
+	frame approval.sock 208 '{"approval_id":"apr-0"}' |
+	    grep -q '^APPROVAL_STATE .*"unknown"' ||
+	    atf_fail "APPROVAL_WITHDRAW, unknown: $(cat frame.out)"
+	"$FRAMETOOL" ping "$AS_RUN/runner.sock" >/dev/null &&
+	    "$FRAMETOOL" ping "$AS_RUN/approval.sock" >/dev/null ||
+	    atf_fail "a daemon stopped answering"
+	! grep -q '"event":"tool.request"\|"event":"approval.withdrawn"' \
+	    var/audit.jsonl || atf_fail "a bad frame was recorded as a call"
+	as_stop
+}
+frames_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case sdk
+	atf_add_test_case frames
 }
