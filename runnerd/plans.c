@@ -69,8 +69,12 @@ plans_read(struct conn *c, struct msg *m, json_t *j)
 			continue;
 		if (plans[i].conn != c->id && plans[i].uid != c->cred.uid)
 			break;
-		return conn_send_json(c, MSG_PLAN, m->hdr.reqid, -1,
-		    json_incref(plans[i].body));
+		if (conn_send_json(c, MSG_PLAN, m->hdr.reqid, -1,
+		    json_incref(plans[i].body)) == 0)
+			return 0;
+		/* Too large for one frame: mcpd keeps its connection. */
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL, "the plan "
+		    "is too large to send");
 	}
 	return conn_error(c, m->hdr.reqid, ERR_DENIED, "no such plan: it was "
 	    "never made here, is not yours, or is no longer kept");

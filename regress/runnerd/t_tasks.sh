@@ -2,7 +2,8 @@
 # Tasks and plan resources (issue 20): the real suite (mcpd, runnerd
 # with gVisor, approvald, brokerd, auditd) and the MCP SDK client.  An
 # approval-gated terraform_apply runs as a task that waits for the
-# operator's approvalctl, also across a stopped approvald; a denial and
+# operator's approvalctl, also across a stopped approvald, through the
+# SDK 1.x client and the v2 client (@modelcontextprotocol/client); a denial and
 # a cancellation end it; tasks and plans are their connection's alone.
 # The audit log then holds exactly one end for every tool.request, the
 # withdrawal of the cancelled task's approval, and the applied call.
@@ -20,19 +21,24 @@ sdk_head()
 sdk_body()
 {
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
-	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
-	    atf_skip "MCP SDK not installed in $modules (make deps)"
+	for sdk in sdk client; do
+		[ -d "$modules/@modelcontextprotocol/$sdk" ] || atf_skip \
+		    "@modelcontextprotocol/$sdk not installed in $modules (make deps)"
+	done
 	mkdir tf
-	for d in a b c; do
+	for d in a b c d; do
 		cp -R "$(as_src)/terraform/demo" "tf/$d"
 	done
-	as_tf_suite "[a, b, c]"
+	as_tf_suite "[a, b, c, d]"
 	NODE_PATH=$modules node "$(atf_get_srcdir)/tasks_client.cjs" \
 	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" \
 	    "$(awk '$2 == "approvald" { print $1 }' pids)" \
 	    >client.out 2>client.err ||
 	    { cat client.err >&2; atf_fail "tasks client"; }
 	applied=$(cat client.out)
+	NODE_PATH=$modules node "$(atf_get_srcdir)/tasks_client_v2.cjs" \
+	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" 2>client2.err ||
+	    { cat client2.err >&2; atf_fail "tasks client (v2)"; }
 	as_stop
 	python3 - var/audit.jsonl "$applied" <<'PY' || atf_fail "audit trail"
 import json, sys
