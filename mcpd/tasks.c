@@ -277,6 +277,8 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 		t->reqid = 0;
 		t->status = "failed";
 		t->result = failure("the call is too large to forward");
+		strlcpy(t->message, "the call is too large to forward",
+		    sizeof(t->message));
 	}
 	reqid_format(t->reqid, rid);
 	log_info("%s: %s as %s", t->id, tool, rid);
@@ -315,10 +317,12 @@ tasks_result(uint64_t reqid, json_t *res)
 		json_decref(res);
 		return 1;
 	}
-	finish(t, res, json_is_true(json_object_get(res, "isError")) ?
-	    "failed" : "completed", json_is_true(json_object_get(res,
-	    "isError")) ? "the call failed or was refused: see its result" :
-	    "the call completed");
+	/* A denial or expiry says so in its reason. */
+	if (!json_is_true(json_object_get(res, "isError")))
+		finish(t, res, "completed", "the call completed");
+	else
+		finish(t, res, "failed", json_string_value(json_object_get(sc,
+		    "reason")) ?: "the call failed: see its result");
 	return 1;
 }
 
