@@ -29,10 +29,19 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function main() {
 	const client = new Client({ name: "tasks-check-v2", version: "1.0.0" },
 	    { versionNegotiation: { mode: "legacy" } });
-	await client.connect(new StdioClientTransport({
+	const transport = new StdioClientTransport({
 		command: path.join(bindir, "mcpd"), args: ["-v", "-f", conf],
 		stderr: "inherit",
-	}));
+	});
+	await client.connect(transport);
+	// Every task status notification, checked against the schema.
+	const notes = [];
+	const inner = transport.onmessage;
+	transport.onmessage = (m, extra) => {
+		if (m.method === "notifications/tasks/status")
+			notes.push(m);
+		inner(m, extra);
+	};
 	check(client.getServerCapabilities().tasks !== undefined,
 	    "the tasks capability");
 	const created = await client.request({ method: "tools/call", params: {
@@ -61,6 +70,17 @@ async function main() {
 	t = await client.request({ method: "tasks/get", params: { taskId } },
 	    specTypeSchemas.GetTaskResult);
 	check(t.status === "completed", "completed: " + JSON.stringify(t));
+	const list = await client.request({ method: "tasks/list", params: {} },
+	    specTypeSchemas.ListTasksResult);
+	check(list.tasks.length === 1 && list.tasks[0].taskId === taskId,
+	    "tasks/list: " + JSON.stringify(list));
+	check(JSON.stringify(notes.map((n) => n.params.status)) ===
+	    '["input_required","completed"]', "status notifications: " +
+	    JSON.stringify(notes));
+	for (const n of notes)
+		check(specTypeSchemas.TaskStatusNotification.safeParse(n)
+		    .success, "a notification off the schema: " +
+		    JSON.stringify(n));
 	const plans = await client.listResources();
 	check(plans.resources.length === 1, "the pending apply's plan: " +
 	    JSON.stringify(plans));
