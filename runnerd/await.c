@@ -7,7 +7,8 @@
  * as a TOOL_CALL carrying approval_id would, under the same request id
  * (tool.request, the spend, the run, one end).  A denial or expiry
  * answers with the reason; a TOOL_CANCEL withdraws the approval at
- * approvald, which records that.
+ * approvald, which records that.  A connection waits only for an
+ * approval its own calls asked for, as it may withdraw it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,41 @@ struct await {
 };
 
 static TAILQ_HEAD(, await) awaits = TAILQ_HEAD_INITIALIZER(awaits);
+
+/*
+ * The approvals each connection was told to wait for, newest last:
+ * a wait may withdraw an approval, so a connection waits only for one
+ * its own call asked for.
+ */
+#define OFFERS_MAX	256
+
+static struct offer {
+	uint32_t	 conn;
+	char		 approval_id[64];
+} offers[OFFERS_MAX];
+static size_t		 next_offer;
+
+/* A pending approval went back to conn in its call's result. */
+void
+await_offer(uint32_t conn, const char *approval_id)
+{
+	struct offer *o = &offers[next_offer++ % OFFERS_MAX];
+
+	o->conn = conn;
+	strlcpy(o->approval_id, approval_id, sizeof(o->approval_id));
+}
+
+static int
+offered(uint32_t conn, const char *approval_id)
+{
+	size_t i;
+
+	for (i = 0; i < OFFERS_MAX; i++)
+		if (offers[i].conn == conn && conn != 0 &&
+		    strcmp(offers[i].approval_id, approval_id) == 0)
+			return 1;
+	return 0;
+}
 
 static void	ask(void *);
 
@@ -183,6 +219,11 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 		    "arguments and approval_id");
 		return;
 	}
+	if (!offered(c->id, aid)) {
+		conn_error(c, id, ERR_DENIED, "approval %.40s was not asked for "
+		    "by a call of this connection", aid);
+		return;
+	}
 	if (call_find(id) != NULL || await_find(0, id) != NULL) {
 		conn_error(c, id, ERR_BADMSG, "request id already in use");
 		return;
@@ -228,7 +269,11 @@ void
 await_conn_closed(struct conn *c)
 {
 	struct await *w, *next;
+	size_t i;
 
+	for (i = 0; i < OFFERS_MAX; i++)
+		if (offers[i].conn == c->id)
+			offers[i].conn = 0;
 	TAILQ_FOREACH_SAFE(w, &awaits, entry, next) {
 		if (w->conn != c->id)
 			continue;

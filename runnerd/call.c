@@ -520,6 +520,7 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 		call_refuse(k, "tool.failed", "approvald gave no approval id");
 		return;
 	}
+	await_offer(k->conn, aid);
 	call_end(k, "tool.result", json_pack("{s:s, s:s}", "status",
 	    "pending_approval", "approval_id", aid), text_result(1, text,
 	    json_pack("{s:s, s:s, s:s, s:s?}", "status", "pending_approval",
@@ -899,6 +900,10 @@ tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
 	struct call *k = arg;
 
 	(void)fd;
+	if (why == NULL && json_is_string(json_object_get(reply,
+	    "approval_id")))
+		await_offer(k->conn, json_string_value(json_object_get(reply,
+		    "approval_id")));
 	call_finish(k, tf_pending_result(k, reply, why), json_pack("{s:O*}",
 	    "status", json_object_get(k->outcome, "status")));
 	json_decref(reply);

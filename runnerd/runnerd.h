@@ -127,6 +127,7 @@ void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
 
 /* await.c: a call that waits for a person's approval (MSG_TOOL_AWAIT) */
+void	await_offer(uint32_t, const char *);
 void	await_start(struct conn *, uint64_t, json_t *);
 int	await_cancel(struct conn *, uint64_t);
 void	await_conn_closed(struct conn *);
