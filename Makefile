@@ -89,8 +89,6 @@ TOOL_BINS := $(TOOL_SRCS:%.c=$(BUILD)/%)
 $(TOOL_BINS): $(BUILD)/%: $(BUILD)/%.o $(LIBCOMMON)
 	@echo "  LD      $@"
 	@$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-# bench_scrub times auditd's scrubber itself.
-$(BUILD)/regress/auditd/bench_scrub: $(BUILD)/auditd/scrub.o
 
 # kyua runs from a copy of regress/ that holds the built test programs.
 REGRESS_FILES := $(filter-out %.c,$(shell find regress -name __pycache__ -prune -o -type f -print))

@@ -12,9 +12,8 @@
 #include "cjson.h"
 #include "ckpt.h"
 #include "config.h"
+#include "scrub.h"
 #include "server.h"
-
-#define AUDIT_REDACTED	"<redacted>"
 
 /* One record on its way to the file, and who waits for its ack. */
 struct arec {
@@ -77,11 +76,6 @@ int	 ckpt_make(const struct auditlog *, struct ckpt *);
 void	 ckpt_publish(const struct ckpt *);
 int	 ckpt_check(struct auditlog *, struct ckpt *, const char **,
 	    json_t **);
-
-/* scrub.c */
-json_t	*scrub_value(const json_t *);
-char	*scrub_text(const char *, size_t, size_t *);
-int	 scrub_key_is_secret(const char *);
 
 /* writer.c */
 int	 writer_event(struct conn *, struct msg *, json_t *);

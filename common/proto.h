@@ -30,7 +30,7 @@
 	X(MSG_PONG,		2,	0, "PONG")	/* msg_pong */	\
 	X(MSG_ERROR,		3,	0, "ERROR")	/* msg_error */	\
 	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */	\
-	/* {"tool","arguments","client","progress"} */			\
+	/* {"tool","arguments","client","progress","log"} */			\
 	X(MSG_TOOL_CALL,	100,	0, "TOOL_CALL")			\
 	/* none; reqid names the call */				\
 	X(MSG_TOOL_CANCEL,	101,	0, "TOOL_CANCEL")		\
@@ -38,14 +38,17 @@
 	X(MSG_TOOL_PROGRESS,	102,	0, "TOOL_PROGRESS")		\
 	/* {"isError","content","structuredContent"} */			\
 	X(MSG_TOOL_RESULT,	103,	0, "TOOL_RESULT")		\
+	/* runnerd -> mcpd, for a call that asked ("log"): one of its	\
+	   audit events, scrubbed: {"level","event","request_id","fields"} */ \
+	X(MSG_TOOL_LOG,		104,	0, "TOOL_LOG")			\
 	/* mcpd: a TOOL_CALL run once approval_id is approved; a	\
 	   denial, expiry or TOOL_CANCEL (withdraws it) ends it.	\
 	   {"tool","arguments","approval_id"}; answered as TOOL_CALL */	\
-	X(MSG_TOOL_AWAIT,	104,	0, "TOOL_AWAIT")		\
+	X(MSG_TOOL_AWAIT,	105,	0, "TOOL_AWAIT")		\
 	/* mcpd: {"plan_digest"}; runnerd: {"plan_digest","plan_text",	\
 	   "plan_json","working_dir"} or MSG_ERROR */			\
-	X(MSG_PLAN_READ,	105,	0, "PLAN_READ")			\
-	X(MSG_PLAN,		106,	0, "PLAN")			\
+	X(MSG_PLAN_READ,	106,	0, "PLAN_READ")			\
+	X(MSG_PLAN,		107,	0, "PLAN")			\
 	/* runnerd -> approvald over approval.sock; nothing approves. */	\
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
 	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \

@@ -45,7 +45,9 @@
 	"'session_id':{'type':'string'}," \
 	"'exit_code':{'type':'integer'},'stdout':{'type':'string'}," \
 	"'stderr':{'type':'string'},'truncated':{'type':'boolean'}," \
-	"'timed_out':{'type':'boolean'}", "['session_id','exit_code']")
+	"'timed_out':{'type':'boolean'},'state_lost':{'type':'boolean'}," \
+	"'memory_limit':{'type':'boolean'},'pids_limit':{'type':'boolean'}", \
+	"['session_id','exit_code']")
 #define SESSION_OUTPUT(flag) OUTPUT( \
 	"'session_id':{'type':'string'},'" flag "':{'type':'boolean'}", \
 	"['session_id']")

@@ -107,32 +107,12 @@ blank(const char *p, size_t n)
 	return 1;
 }
 
-/*
- * Classifies one line.  m->root holds the parsed value (release it with
- * rpc_clear); for RPC_INVALID, m->id is the id to answer to, or NULL
- * when the message had none that could be trusted.
- */
-void
-rpc_parse(const char *line, size_t len, struct rpc_msg *m)
+/* Classifies the message in m->root, one object. */
+static void
+classify(struct rpc_msg *m)
 {
-	char err[200];
 	json_t *id, *v;
 
-	memset(m, 0, sizeof(*m));
-	if (blank(line, len)) {
-		m->kind = RPC_EMPTY;
-		return;
-	}
-	if ((m->root = cjson_parse(line, len, err, sizeof(err))) == NULL) {
-		invalid(m, RPC_PARSE_ERROR, "Parse error: ");
-		strlcat(m->why, err, sizeof(m->why));
-		return;
-	}
-	if (json_is_array(m->root)) {
-		invalid(m, RPC_INVALID_REQUEST,
-		    "Invalid Request: batches are not supported");
-		return;
-	}
 	if (!json_is_object(m->root)) {
 		invalid(m, RPC_INVALID_REQUEST,
 		    "Invalid Request: not a JSON object");
@@ -173,6 +153,42 @@ rpc_parse(const char *line, size_t len, struct rpc_msg *m)
 	m->kind = id != NULL ? RPC_REQUEST : RPC_NOTIFICATION;
 }
 
+/*
+ * Classifies one line.  m->root holds the parsed value (release it with
+ * rpc_clear); for RPC_INVALID, m->id is the id to answer to, or NULL
+ * when the message had none that could be trusted.  An array is a
+ * batch, whose members go through rpc_classify one by one.
+ */
+void
+rpc_parse(const char *line, size_t len, struct rpc_msg *m)
+{
+	char err[200];
+
+	memset(m, 0, sizeof(*m));
+	if (blank(line, len)) {
+		m->kind = RPC_EMPTY;
+		return;
+	}
+	if ((m->root = cjson_parse(line, len, err, sizeof(err))) == NULL) {
+		invalid(m, RPC_PARSE_ERROR, "Parse error: ");
+		strlcat(m->why, err, sizeof(m->why));
+		return;
+	}
+	if (json_is_array(m->root))
+		m->kind = RPC_BATCH;
+	else
+		classify(m);
+}
+
+/* Classifies one member of a batch; takes the reference to v. */
+void
+rpc_classify(json_t *v, struct rpc_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->root = v;
+	classify(m);
+}
+
 void
 rpc_clear(struct rpc_msg *m)
 {
@@ -180,9 +196,9 @@ rpc_clear(struct rpc_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Writes one message as one line; takes the reference to msg. */
-static void
-rpc_send(json_t *msg)
+/* Writes one message, or a batch's answer, as one line; takes msg. */
+void
+rpc_write(json_t *msg)
 {
 	char *s;
 
@@ -195,6 +211,16 @@ rpc_send(json_t *msg)
 	free(s);
 }
 
+/* A response goes into its batch, if it has one; takes msg. */
+static void
+rpc_send(json_t *msg)
+{
+	if (msg == NULL)
+		fatalx("cannot encode a reply");
+	if (!batch_collect(msg))
+		rpc_write(msg);
+}
+
 /* Answers id (NULL: null) with result, whose reference it takes. */
 void
 rpc_result(const json_t *id, json_t *result)
@@ -203,16 +229,32 @@ rpc_result(const json_t *id, json_t *result)
 	    id != NULL ? id : json_null(), "result", result));
 }
 
+/*
+ * An error to a message whose id could not be read: JSON-RPC 2.0 (5.1)
+ * answers it with "id": null.  MCP's schemas up to 2025-06-18 require
+ * the id (JSONRPCError.id), so a session on one of those gets the null;
+ * from 2025-11-25 it is optional (JSONRPCErrorResponse.id?) and left
+ * out, as it is before a session has chosen a revision.
+ */
+static int
+null_id_required(void)
+{
+	return mcpd.initialized && strcmp(mcpd.version, "2025-11-25") < 0;
+}
+
 void
 rpc_error(const json_t *id, int code, const char *message, json_t *data)
 {
-	json_t *err;
+	json_t *err, *msg;
 
 	err = json_pack("{s:i, s:s}", "code", code, "message", message);
 	if (err != NULL && data != NULL)
 		json_object_set_new(err, "data", data);
-	rpc_send(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id",
-	    id != NULL ? id : json_null(), "error", err));
+	msg = json_pack("{s:s, s:o}", "jsonrpc", "2.0", "error", err);
+	if (msg != NULL && (id != NULL || null_id_required()))
+		json_object_set(msg, "id", id != NULL ? (json_t *)id :
+		    json_null());
+	rpc_send(msg);
 }
 
 void

@@ -10,12 +10,15 @@ struct mcpd	 mcpd;
  * mcpd serves two eras of MCP at once.  Legacy clients open with
  * initialize and negotiate one version for the session.  A 2026-07-28
  * request instead names its version and capabilities in params._meta,
- * needs no handshake, and gets resultType on its result.  initialize
- * itself always keeps the legacy meaning.
+ * needs no handshake, and gets resultType and the server's identity
+ * (_meta META_SERVER) on its result.  An initialize that carries that
+ * _meta is a 2026-07-28 request, and initialize is no method of that
+ * revision: -32601 (2026-07-28 basic/versioning, "Compatibility Matrix").
  */
 #define META_VERSION	"io.modelcontextprotocol/protocolVersion"
 #define META_CAPS	"io.modelcontextprotocol/clientCapabilities"
 #define META_INFO	"io.modelcontextprotocol/clientInfo"
+#define META_SERVER	"io.modelcontextprotocol/serverInfo"
 
 #define INSTRUCTIONS \
 	"Tools run in sandboxes through agent-sandbox. Calls that change " \
@@ -46,6 +49,8 @@ static const struct {
 	{ "server/discover",	h_discover,	ERA_MODERN },
 	{ "tools/list",		tools_list,	ERA_LEGACY | ERA_MODERN },
 	{ "tools/call",		tools_call,	ERA_LEGACY | ERA_MODERN },
+	/* 2026-07-28 dropped it for _meta's logLevel (logging.c). */
+	{ "logging/setLevel",	logging_set_level, ERA_LEGACY },
 	{ "tasks/get",		tasks_get,	ERA_LEGACY },
 	{ "tasks/result",	tasks_payload,	ERA_LEGACY },
 	{ "tasks/cancel",	tasks_cancel,	ERA_LEGACY },
@@ -55,13 +60,14 @@ static const struct {
 };
 
 static void	n_initialized(const json_t *);
+static void	n_cancelled(const json_t *);
 
 static const struct {
 	const char	*name;
 	void		(*serve)(const json_t *);
 } notifications[] = {
 	{ "notifications/initialized",	n_initialized },
-	{ "notifications/cancelled",	tools_cancelled },
+	{ "notifications/cancelled",	n_cancelled },
 };
 
 static json_t *
@@ -71,14 +77,36 @@ server_info(void)
 	    "agent-sandbox", "version", MCPD_VERSION);
 }
 
+/*
+ * What mcpd offers, the same in initialize and server/discover: one
+ * entry a capability, its object as JSON text.
+ */
+static const struct {
+	const char	*name;
+	const char	*json;
+} server_capabilities[] = {
+	{ "tools",	"{\"listChanged\": false}" },
+	{ "logging",	"{}" },
+	{ "resources",	"{\"subscribe\": false, \"listChanged\": false}" },
+};
+
 static json_t *
 capabilities(int modern)
 {
-	json_t *caps;
+	json_t *caps, *v;
+	size_t i;
 
-	caps = json_pack("{s:{s:b}, s:{s:b, s:b}}", "tools", "listChanged", 0,
-	    "resources", "subscribe", 0, "listChanged", 0);
-	if (caps != NULL && tasks_offered(modern))
+	if ((caps = json_object()) == NULL)
+		fatal("capabilities");
+	for (i = 0; i < sizeof(server_capabilities) /
+	    sizeof(server_capabilities[0]); i++) {
+		if ((v = json_loads(server_capabilities[i].json, 0, NULL)) ==
+		    NULL)
+			fatalx("capability %s", server_capabilities[i].name);
+		json_object_set_new(caps, server_capabilities[i].name, v);
+	}
+	/* Tasks are 2025-11-25's alone (tasks.c). */
+	if (tasks_offered(modern))
 		json_object_set_new(caps, "tasks", json_pack("{s:{}, s:{},"
 		    " s:{s:{s:{}}}}", "list", "cancel", "requests", "tools",
 		    "call"));
@@ -89,9 +117,17 @@ capabilities(int modern)
 void
 mcp_reply(const struct mcp_req *req, json_t *result)
 {
-	if (req->modern)
+	json_t *meta;
+
+	if (req->modern && result != NULL) {
 		json_object_set_new(result, "resultType",
 		    json_string("complete"));
+		if ((meta = json_object_get(result, "_meta")) == NULL) {
+			meta = json_object();
+			json_object_set_new(result, "_meta", meta);
+		}
+		json_object_set_new(meta, META_SERVER, server_info());
+	}
 	rpc_result(req->id, result);
 }
 
@@ -139,10 +175,10 @@ h_ping(const struct mcp_req *req)
 static void
 h_discover(const struct mcp_req *req)
 {
-	mcp_reply(req, json_pack("{s:[s], s:o, s:o, s:s, s:i, s:s}",
+	mcp_reply(req, json_pack("{s:[s], s:o, s:s, s:i, s:s}",
 	    "supportedVersions", MCP_MODERN_VERSION,
-	    "capabilities", capabilities(1), "serverInfo", server_info(),
-	    "instructions", INSTRUCTIONS, "ttlMs", 0, "cacheScope", "private"));
+	    "capabilities", capabilities(1), "instructions", INSTRUCTIONS,
+	    "ttlMs", 0, "cacheScope", "private"));
 }
 
 static void
@@ -150,6 +186,14 @@ n_initialized(const json_t *params)
 {
 	(void)params;
 	log_debug("client confirmed initialization");
+}
+
+/* A cancelled request gets no answer, also in a batch. */
+static void
+n_cancelled(const json_t *params)
+{
+	batch_forget(json_object_get(params, "requestId"));
+	tools_cancelled(params);
 }
 
 /*
@@ -211,11 +255,11 @@ serve_request(const char *method, const json_t *id, json_t *params)
 	memset(&req, 0, sizeof(req));
 	req.id = (json_t *)id;
 	req.params = params;
-	if (strcmp(method, "initialize") != 0 &&
-	    (req.modern = request_era(id, params)) == -1)
+	if ((req.modern = request_era(id, params)) == -1 ||
+	    logging_request_level(&req) == -1)
 		return;
 	if (req.modern && !(flags & ERA_MODERN)) {
-		/* ping and the like left the protocol in 2026-07-28. */
+		/* initialize, ping and the like left in 2026-07-28. */
 		rpc_error(id, RPC_METHOD_NOT_FOUND, "Method not found", NULL);
 		return;
 	}
@@ -246,6 +290,32 @@ serve_notification(const char *method, const json_t *params)
 	log_debug("ignoring notification %.64s", method);
 }
 
+/* One message from the client, on its own or in a batch. */
+void
+mcp_serve(struct rpc_msg *m)
+{
+	switch (m->kind) {
+	case RPC_EMPTY:
+		break;
+	case RPC_BATCH:
+		batch_serve(m->root);
+		break;
+	case RPC_INVALID:
+		log_debug("refused a message: %s", m->why);
+		rpc_error(m->id, m->code, m->why, NULL);
+		break;
+	case RPC_RESPONSE:
+		log_debug("ignoring a response: mcpd sends no requests");
+		break;
+	case RPC_NOTIFICATION:
+		serve_notification(m->method, m->params);
+		break;
+	case RPC_REQUEST:
+		serve_request(m->method, m->id, m->params);
+		break;
+	}
+}
+
 /* One line from the client (lr_line_cb). */
 void
 mcp_line(const char *line, size_t len, void *arg)
@@ -254,23 +324,7 @@ mcp_line(const char *line, size_t len, void *arg)
 
 	(void)arg;
 	rpc_parse(line, len, &m);
-	switch (m.kind) {
-	case RPC_EMPTY:
-		break;
-	case RPC_INVALID:
-		log_debug("refused a message: %s", m.why);
-		rpc_error(m.id, m.code, m.why, NULL);
-		break;
-	case RPC_RESPONSE:
-		log_debug("ignoring a response: mcpd sends no requests");
-		break;
-	case RPC_NOTIFICATION:
-		serve_notification(m.method, m.params);
-		break;
-	case RPC_REQUEST:
-		serve_request(m.method, m.id, m.params);
-		break;
-	}
+	batch_serve_line(&m);
 	rpc_clear(&m);
 }
 

@@ -4,6 +4,8 @@
  *
  *   jsonrpc.c	lines in (bounded), JSON-RPC classification, replies out
  *   lifecycle.c	initialize / server/discover / ping, eras, method table
+ *   batch.c	JSON-RPC batches, for sessions on 2025-03-26
+ *   logging.c	logging/setLevel, notifications/message of the calls' events
  *   tools.c	tools/list, tools/call and the calls in flight
  *   tasks.c	tasks/get, result, cancel, list: calls run as tasks
  *   resources.c	resources/list, read: the plans this client made
@@ -48,6 +50,7 @@ enum rpc_kind {
 	RPC_REQUEST,
 	RPC_NOTIFICATION,
 	RPC_RESPONSE,		/* mcpd sends no requests: ignored */
+	RPC_BATCH,		/* an array: root holds it (batch.c) */
 	RPC_INVALID		/* answer code/why to id (null if unusable) */
 };
 
@@ -66,7 +69,12 @@ struct mcp_req {
 	json_t		*id;
 	json_t		*params;	/* object or NULL */
 	int		 modern;	/* carried 2026-07-28 _meta */
+	int		 log_level;	/* its own (2026-07-28), or LOGLEVEL_* */
 };
+
+/* A call's log level when it names none: nothing, or the session's. */
+#define LOGLEVEL_NONE		(-1)
+#define LOGLEVEL_SESSION	(-2)
 
 struct mcpd {
 	struct as_config	 conf;
@@ -85,7 +93,9 @@ void	 lr_free(struct linereader *);
 void	 lr_feed(struct linereader *, const char *, size_t, lr_line_cb,
 	    lr_long_cb, void *);
 void	 rpc_parse(const char *, size_t, struct rpc_msg *);
+void	 rpc_classify(json_t *, struct rpc_msg *);
 void	 rpc_clear(struct rpc_msg *);
+void	 rpc_write(json_t *);
 void	 rpc_result(const json_t *, json_t *);
 void	 rpc_error(const json_t *, int, const char *, json_t *);
 void	 rpc_notify(const char *, json_t *);
@@ -94,6 +104,19 @@ void	 rpc_notify(const char *, json_t *);
 void	 mcp_line(const char *, size_t, void *);
 void	 mcp_line_too_long(void *);
 void	 mcp_reply(const struct mcp_req *, json_t *);
+void	 mcp_serve(struct rpc_msg *);
+
+/* batch.c */
+void	 batch_serve_line(struct rpc_msg *);
+void	 batch_serve(json_t *);
+int	 batch_collect(json_t *);
+void	 batch_forget(const json_t *);
+
+/* logging.c */
+void	 logging_set_level(const struct mcp_req *);
+int	 logging_request_level(struct mcp_req *);
+int	 logging_wanted(int);
+void	 logging_relay(int, const char *, json_t *);
 
 /* tools.c */
 void	 tools_list(const struct mcp_req *);
@@ -101,6 +124,7 @@ void	 tools_call(const struct mcp_req *);
 void	 tools_cancelled(const json_t *);
 void	 tools_progress(uint64_t, const void *, size_t);
 void	 tools_result(uint64_t, const void *, size_t);
+void	 tools_log(uint64_t, const void *, size_t);
 void	 tools_failed(uint64_t, const char *);
 void	 tools_fail_all(const char *);
 void	 tools_cancel_all(void);

@@ -26,6 +26,7 @@ struct call {
 	double			 progress;	/* last progress sent */
 	uint64_t		 timer;
 	int			 modern;
+	int			 log_level;	/* logging.c */
 	char			 rid[REQID_STR_LEN];
 };
 
@@ -176,8 +177,9 @@ static int
 forward(struct call *c, const char *tool, const json_t *args)
 {
 	return runner_send_json(MSG_TOOL_CALL, c->reqid, json_pack(
-	    "{s:s, s:O, s:s, s:b}", "tool", tool, "arguments", args,
-	    "session_owner", mcpd.owner, "progress", c->token != NULL));
+	    "{s:s, s:O, s:s, s:b, s:b}", "tool", tool, "arguments", args,
+	    "session_owner", mcpd.owner, "progress", c->token != NULL, "log",
+	    logging_wanted(c->log_level)));
 }
 
 void
@@ -251,6 +253,7 @@ tools_call(const struct mcp_req *req)
 	c->id = json_incref(req->id);
 	c->token = json_incref(token);
 	c->modern = req->modern;
+	c->log_level = req->log_level;
 	if (forward(c, name, args) == -1) {
 		json_decref(args);
 		reply_failure(req->id, req->modern, NULL, "the call is too "
@@ -351,6 +354,20 @@ call_result(const void *data, size_t len, const char *rid)
 	}
 	json_decref(r);
 	return result;
+}
+
+/* One of the call's audit events, for notifications/message. */
+void
+tools_log(uint64_t reqid, const void *data, size_t len)
+{
+	struct call *c;
+	json_t *p;
+
+	if ((c = call_by_reqid(reqid)) == NULL ||
+	    (p = parse_peer_json(data, len, "log event", c->rid)) == NULL)
+		return;
+	logging_relay(c->log_level, c->rid, p);
+	json_decref(p);
 }
 
 void

@@ -20,6 +20,7 @@ struct sbx_request {
 	json_t		*files_out;	/* NULL or ["name", ...] */
 	json_t		*egress;	/* NULL or ["host:port", ...]; else no network */
 	json_t		*workspace;	/* NULL or terraform's keys (workspace.c) */
+	int		 agent_code;	/* argv runs the agent's code: capped inside */
 	int		 credfd;	/* -1 or the secret's memfd; always taken */
 };
 

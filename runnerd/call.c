@@ -267,6 +267,7 @@ static void
 revoked(void *arg, json_t *reply, int fd, const char *why)
 {
 	struct call *k = arg;
+	json_t *shown;
 
 	(void)fd;
 	json_decref(reply);
@@ -274,6 +275,10 @@ revoked(void *arg, json_t *reply, int fd, const char *why)
 		log_warnx("%s: revoke %s: %s", k->tool, k->lease, why);
 		k->revoke_failed = 1;
 	}
+	shown = json_pack("{s:s, s:s?}", "lease_id", k->lease, "reason", why);
+	call_log(k->id, why != NULL ? "credential.revoke_failed" :
+	    "credential.revoked", shown);
+	json_decref(shown);
 	free(k->lease);
 	k->lease = NULL;
 	if (k->state == CALL_ENDING)
@@ -405,6 +410,7 @@ start(struct call *k)
 	k->state = CALL_STARTING;
 	req->id = k->id;
 	req->egress = json_incref(json_object_get(k->decision, "egress"));
+	req->agent_code = k->rt->kind == TOOL_SHELL;
 	if (k->kind == CALL_ONESHOT)
 		req->argv = k->rt->argv(k->args);
 	else if (k->rt->prepare(k, req) == -1)
@@ -432,6 +438,7 @@ issued(void *arg, json_t *reply, int fd, const char *why)
 	}
 	engine = json_string_value(json_object_get(reply, "engine"));
 	lease = json_string_value(json_object_get(reply, "lease_id"));
+	call_log(k->id, "credential.issued", reply);
 	if (lease != NULL && (k->lease = strdup(lease)) == NULL)
 		fatal("lease");
 	k->req.credfd = fd;
@@ -837,6 +844,7 @@ call_start(struct conn *c, uint64_t reqid, json_t *call)
 	k->uid = c->cred.uid;
 	k->args = args != NULL ? json_deep_copy(args) : json_object();
 	k->progress = json_is_true(json_object_get(call, "progress"));
+	k->log = json_is_true(json_object_get(call, "log"));
 	k->req.credfd = -1;
 	k->state = CALL_RECORDING;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
@@ -904,8 +912,9 @@ tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
 	    "approval_id")))
 		await_offer(k->conn, json_string_value(json_object_get(reply,
 		    "approval_id")));
-	call_finish(k, tf_pending_result(k, reply, why), json_pack("{s:O*}",
-	    "status", json_object_get(k->outcome, "status")));
+	call_finish(k, tf_pending_result(k, reply, why), json_pack(
+	    "{s:O*, s:O*}", "status", json_object_get(k->outcome, "status"),
+	    "approval_id", json_object_get(reply, "approval_id")));
 	json_decref(reply);
 }
 

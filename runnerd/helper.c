@@ -176,9 +176,9 @@ helper_run(const struct sbx_request *r)
 {
 	json_t *req;
 
-	req = json_pack("{s:O, s:O*, s:O*, s:O*}", "argv", r->argv,
+	req = json_pack("{s:O, s:O*, s:O*, s:O*, s:b}", "argv", r->argv,
 	    "files_in", r->files_in, "files_out", r->files_out, "egress",
-	    r->egress);
+	    r->egress, "agent_code", r->agent_code);
 	if (req != NULL && r->workspace != NULL &&
 	    json_object_update(req, r->workspace) == -1) {
 		json_decref(req);

@@ -112,6 +112,7 @@ void	 render_collect(const struct as_config *, const char *, int, json_t *,
 /* launcher_cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
+long	 cgroup_memory_max(const struct as_config *);
 int	 cgroup_hit_memory_limit(const char *);
 int	 cgroup_enter(const char *, const char *);
 void	 cgroup_kill(const char *);

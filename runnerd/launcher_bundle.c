@@ -147,6 +147,9 @@ request_ok(json_t *req)
 	json_array_foreach(argv, i, v)
 		if (!json_is_string(v))
 			return 0;
+	if ((v = json_object_get(req, "agent_code")) != NULL &&
+	    !json_is_boolean(v))
+		return 0;
 	json_array_foreach(json_object_get(req, "egress"), i, v)
 		if (!json_is_string(v))
 			return 0;
@@ -347,9 +350,51 @@ spec_seccomp(void)
 	    "names", "clone3", "action", "SCMP_ACT_ERRNO", "errnoRet", ENOSYS);
 }
 
+/*
+ * Limits gVisor enforces inside, per process: fork fails with EAGAIN
+ * past pids tasks of the sandbox user, and where the agent's own code
+ * runs an allocation past memory fails with ENOMEM (MemoryError in
+ * Python), so that a limit ends a call rather than the sandbox.  This
+ * runsc (20221219) has no memory limit of its own for the sandbox: the
+ * address space of each process is what it enforces; programs that
+ * reserve more than they use (Go about 800 MiB, Node about 1 GiB) need
+ * memory set above that.
+ */
+static json_t *
+spec_rlimits(const struct as_config *conf, int address_space)
+{
+	json_t *r;
+
+	r = json_pack("[{s:s, s:i, s:i}, {s:s, s:I, s:I}, {s:s, s:i, s:i}]",
+	    "type", "RLIMIT_NOFILE", "hard", 1024, "soft", 1024,
+	    "type", "RLIMIT_NPROC", "hard", (json_int_t)conf->runnerd.pids,
+	    "soft", (json_int_t)conf->runnerd.pids,
+	    "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
+	if (r != NULL && address_space && json_array_append_new(r,
+	    json_pack("{s:s, s:I, s:I}", "type", "RLIMIT_AS", "hard",
+	    (json_int_t)conf->runnerd.memory, "soft",
+	    (json_int_t)conf->runnerd.memory)) == -1) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * runsc tells the sandbox the memory limit of its cgroup as its total
+ * memory (/proc/meminfo), the host's when it has none: the outer bound.
+ */
+static json_t *
+spec_resources(const struct as_config *conf)
+{
+	return json_pack("{s:{s:I}}", "memory", "limit",
+	    (json_int_t)cgroup_memory_max(conf));
+}
+
 static json_t *
 spec_build(const struct as_config *conf, const char *dir, const char *cid,
-    const char *rootfs, json_t *argv, int cred, int egress, int session)
+    const char *rootfs, json_t *argv, int cred, int egress, int session,
+    int agent_code)
 {
 	char cgpath[PATH_MAX];
 	json_t *spec, *ns, *mounts;
@@ -364,23 +409,20 @@ spec_build(const struct as_config *conf, const char *dir, const char *cid,
 		json_array_append_new(ns, json_pack("{s:s}", "type",
 		    "network"));
 	spec = json_pack("{s:s, s:{s:b, s:{s:i, s:i}, s:O, s:o, s:s,"
-	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b,"
-	    " s:[{s:s, s:i, s:i}, {s:s, s:i, s:i}, {s:s, s:i, s:i}]},"
-	    " s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o}}",
+	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b, s:o},"
+	    " s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:o}}",
 	    "ociVersion", "1.0.2",
 	    "process", "terminal", 0, "user", "uid", SANDBOX_UID, "gid",
 	    SANDBOX_GID, "args", argv, "env", spec_env(egress), "cwd", "/work",
 	    "capabilities", "bounding", "effective", "inheritable",
 	    "permitted", "ambient",
 	    "noNewPrivileges", 1,
-	    "rlimits", "type", "RLIMIT_NOFILE", "hard", 1024, "soft", 1024,
-	    "type", "RLIMIT_NPROC", "hard", (int)conf->runnerd.pids, "soft",
-	    (int)conf->runnerd.pids, "type", "RLIMIT_CORE", "hard", 0, "soft",
-	    0,
+	    "rlimits", spec_rlimits(conf, session || agent_code),
 	    "root", "path", rootfs, "readonly", 1,
 	    "hostname", "sandbox",
 	    "mounts", mounts,
-	    "linux", "cgroupsPath", cgpath, "namespaces", ns);
+	    "linux", "cgroupsPath", cgpath, "namespaces", ns,
+	    "resources", spec_resources(conf));
 	if (spec != NULL && json_object_set_new(json_object_get(spec, "linux"),
 	    "seccomp", spec_seccomp()) == -1) {
 		json_decref(spec);
@@ -478,7 +520,8 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	egress = json_object_get(req, "egress");
 	spec = spec_build(conf, dir, cid, rootfs, json_object_get(req, "argv"),
 	    credfd != -1, json_array_size(egress) > 0,
-	    json_is_true(json_object_get(req, "session")));
+	    json_is_true(json_object_get(req, "session")),
+	    json_is_true(json_object_get(req, "agent_code")));
 	if (spec == NULL) {
 		errno = EINVAL;
 		return -1;

@@ -25,9 +25,19 @@
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define CGROUP_PARENT	"agent-sandbox"
 /*
- * runsc's sentry and gofer threads count against the pids cgroup too,
- * and so do the egress proxy and its relays (at most pids of them).
+ * The cgroup is the outer bound, above the limits gVisor enforces inside
+ * (RLIMIT_AS and RLIMIT_NPROC, launcher_bundle.c), so that those trip
+ * first and end one allocation or fork rather than the sandbox.  Memory:
+ * one process at its address-space limit, beside the sentry, the gofer
+ * and the session agent (measured: 20 MiB for an idle sentry).  Pids:
+ * the ptrace platform backs each address space inside with a host stub
+ * process and a thread in it per sentry thread that ran it (measured on
+ * 2 cores: 7 host pids a task for 64 busy Python tasks, 23 for 32
+ * tasks of a shell's fork loop); the sentry's own threads, the egress
+ * proxy and its relays (at most pids) come on top.
  */
+#define MEMORY_RUNTIME	(128L * 1024 * 1024)
+#define PIDS_PER_TASK	64
 #define PIDS_RUNTIME	256
 
 /* The cgroupsPath runsc gets: a leaf below the call's own cgroup. */
@@ -72,6 +82,12 @@ cg_mkdir(char *dir, size_t len, const char *controller, const char *cid)
 	return 0;
 }
 
+long
+cgroup_memory_max(const struct as_config *conf)
+{
+	return conf->runnerd.memory + MEMORY_RUNTIME;
+}
+
 /*
  * The call's own cgroup, made before runsc starts: its limits hold the
  * sandbox as a whole, and it outlives runsc so that the launcher can
@@ -82,8 +98,9 @@ cgroup_create(const struct as_config *conf, const char *cid)
 {
 	char dir[PATH_MAX], mem[32], pids[32], cpu[48];
 
-	snprintf(mem, sizeof(mem), "%ld", conf->runnerd.memory);
-	snprintf(pids, sizeof(pids), "%ld", conf->runnerd.pids + PIDS_RUNTIME);
+	snprintf(mem, sizeof(mem), "%ld", cgroup_memory_max(conf));
+	snprintf(pids, sizeof(pids), "%ld", conf->runnerd.pids * PIDS_PER_TASK +
+	    PIDS_RUNTIME);
 	if (cgroup_v2()) {
 		snprintf(cpu, sizeof(cpu), "%ld 100000",
 		    conf->runnerd.cpu_percent * 1000);

@@ -516,6 +516,7 @@ audit_post(const char *event, uint64_t reqid, json_t *fields, audit_cb cb,
 {
 	static struct audit_writer writer;
 
+	call_log(reqid, event, fields);
 	peer_queue(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
 	    audit_payload_by(&writer, event, reqid, fields), MSG_AUDIT_ACK,
 	    NULL, cb, arg);

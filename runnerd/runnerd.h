@@ -103,6 +103,7 @@ struct call {
 	int			 ran;		/* a sandbox was asked for */
 	int			 revoke_failed;
 	int			 progress;	/* the client wants progress */
+	int			 log;		/* and its events (calllog.c) */
 	uint32_t		 steps;		/* progress reports sent */
 	uint64_t		 beat;		/* a session call's heartbeat */
 	int64_t			 beat_from;
@@ -142,6 +143,9 @@ void	progress_send(struct call *, const char *, ...)
 void	progress_phase(uint64_t, json_t *);
 void	progress_beat(struct call *);
 void	progress_stop(struct call *);
+
+/* calllog.c: MSG_TOOL_LOG, when the client asked for it */
+void	call_log(uint64_t, const char *, const json_t *);
 
 /* trail.c: every call gets an end, also across a crash */
 int	trail_open(int);
@@ -188,6 +192,9 @@ json_t	*tf_pending_result(struct call *, json_t *, const char *);
 extern const struct runner_tool	runner_tools[];
 const struct runner_tool *runner_tool(const char *);
 int	runner_tools_check(const struct runner_tool *, char *, size_t);
+
+/* run_limits.c: the limits a run_python or run_shell ran into */
+const char *run_limits(json_t *, const char *, int, int);
 
 /* tool_shell.c: run_shell without a session */
 json_t	*shell_argv(const json_t *);

@@ -8,7 +8,9 @@ one AGENT_REPLY; an AGENT_CANCEL ends the request in progress.
 
 run_python code runs in a worker forked from the agent, whose globals
 survive between calls; a crash or a timeout loses that worker only and
-the next call gets a fresh one.  Shell commands are `sh -c` in /work.
+the next call gets a fresh one.  A limit gVisor enforces inside (an
+allocation past RLIMIT_AS, a fork past RLIMIT_NPROC) fails in the code
+that asked, so it ends the call, never the agent.  Shell commands are `sh -c` in /work.
 Files are reached only below /work, one component at a time, never
 through a symbolic link.
 
@@ -120,9 +122,24 @@ class Capture:
         return self.buf.decode("utf-8", "replace")
 
 
-def wait_for(fds, until, done):
+def reap_orphans(*keep):
+    """Reaps what outlived its parent: the agent is the sandbox's init,
+    and a zombie holds one of the tasks RLIMIT_NPROC allows."""
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0,
+                             os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return
+        if info is None or info.si_pid in keep:
+            return
+        os.waitpid(info.si_pid, 0)
+
+
+def wait_for(fds, until, done, *keep):
     """Reads output until done() or the deadline; a cancel raises."""
     while not done():
+        reap_orphans(*keep)
         left = until - time.monotonic()
         if left <= 0:
             return False
@@ -223,7 +240,12 @@ class Worker:
         from_r, from_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except OSError:
+            for fd in (to_r, to_w, from_r, from_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise
         if self.pid == 0:
             try:
                 os.close(ctl_in)
@@ -251,10 +273,20 @@ class Worker:
             os.close(fd)
 
 
+def not_started(e):
+    """A run that could not start, say for the process limit, reported
+    as the shell reports it: the agent goes on."""
+    return {"exit_code": 126, "stdout": "", "stderr": "cannot start: %s\n" %
+            e.strerror, "stdout_truncated": False, "stderr_truncated": False}
+
+
 def op_python(req):
     global worker
     if worker is None:
-        worker = Worker()
+        try:
+            worker = Worker()
+        except OSError as e:
+            return dict(not_started(e), state_lost=True)
     w = worker
     for c in (w.out, w.err):
         c.buf, c.truncated = bytearray(), False
@@ -272,7 +304,7 @@ def op_python(req):
     try:
         write_all(w.tx, LEN.pack(len(code)) + code)
         finished = wait_for([w.out, w.err, Rx()], time.monotonic() + timeout,
-                            lambda: len(reply) >= 4)
+                            lambda: len(reply) >= 4, w.pid)
         cancelled = False
     except (Cancelled, BrokenPipeError) as e:
         finished, cancelled = False, isinstance(e, Cancelled)
@@ -310,7 +342,12 @@ def op_reset(req):
 def op_shell(req):
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as e:
+        for fd in (out_r, out_w, err_r, err_w):
+            os.close(fd)
+        return not_started(e)
     if pid == 0:
         # The control channel goes first: a child that fails must never
         # fall back into main() and answer there as a second agent.
@@ -348,7 +385,8 @@ def op_shell(req):
 
     cancelled = False
     try:
-        finished = wait_for([out, err], time.monotonic() + timeout, done)
+        finished = wait_for([out, err], time.monotonic() + timeout, done,
+                            pid, worker.pid if worker else 0)
     except Cancelled:
         finished, cancelled = False, True
     if not finished:
@@ -461,6 +499,7 @@ def main():
             continue    # the request it meant has ended already
         if mtype != AGENT_REQUEST:
             sys.exit(2)
+        reap_orphans(worker.pid if worker else 0)
         try:
             req = json.loads(data)
             reply = OPS[req["op"]](req)
@@ -468,7 +507,10 @@ def main():
             reply = {"error": "%s: %s" % (type(e).__name__, e)}
         send(AGENT_REPLY, reply, call)
         if worker is None and req.get("op") in ("python", "reset"):
-            worker = Worker()   # after the reply: off the caller's clock
+            try:
+                worker = Worker()   # after the reply: off the caller's clock
+            except OSError:
+                pass            # the next call tries again, and says why
 
 
 if __name__ == "__main__":

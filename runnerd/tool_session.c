@@ -45,6 +45,7 @@ json_t *
 session_run_reply(const struct call *k, json_t *reply, json_t *sc,
     json_t *audit)
 {
+	const char *limit;
 	char note[256], *text;
 	json_t *res;
 	int code, lost;
@@ -64,6 +65,8 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	lost = json_is_true(json_object_get(reply, "state_lost"));
 	if (json_object_get(reply, "state_lost") != NULL)
 		json_object_set_new(sc, "state_lost", json_boolean(lost));
+	limit = run_limits(sc, json_string_value(json_object_get(sc,
+	    "stderr")), code != 0, 0);
 	if (json_is_true(json_object_get(sc, "timed_out")))
 		snprintf(note, sizeof(note), "killed: the call ran past its "
 		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,
@@ -71,6 +74,8 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	else if (json_is_true(json_object_get(reply, "cancelled")))
 		snprintf(note, sizeof(note), "killed: cancelled%s",
 		    lost ? LOST : "");
+	else if (limit != NULL)
+		snprintf(note, sizeof(note), "%s%s", limit, lost ? LOST : "");
 	else if (lost)
 		snprintf(note, sizeof(note), "the Python worker ended%s", LOST);
 	else
@@ -88,6 +93,9 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	    "stderr")));
 	json_object_set(audit, "truncated", json_object_get(sc, "truncated"));
 	json_object_set(audit, "timed_out", json_object_get(sc, "timed_out"));
+	json_object_set(audit, "memory_limit", json_object_get(sc,
+	    "memory_limit"));
+	json_object_set(audit, "pids_limit", json_object_get(sc, "pids_limit"));
 	return res;
 }
 

@@ -20,7 +20,7 @@ shell_argv(const json_t *args)
 json_t *
 shell_result(struct call *k, json_t *r)
 {
-	const char *status, *out, *err;
+	const char *status, *out, *err, *note;
 	char rid[REQID_STR_LEN], *text;
 	json_t *code, *sc;
 	int is_error;
@@ -42,8 +42,15 @@ shell_result(struct call *k, json_t *r)
 	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
 	    strcmp(status, "deadline") == 0));
 	json_object_del(sc, "files");
-	text = run_text(out, err, is_error && status != NULL &&
-	    strcmp(status, "exited") != 0 ? status_text(status) : NULL);
+	note = run_limits(sc, err, is_error, status != NULL &&
+	    strcmp(status, "memory_limit") == 0);
+	/* An allocation that failed inside ended it as the cgroup would. */
+	if (status != NULL && strcmp(status, "exited") == 0 &&
+	    json_is_true(json_object_get(sc, "memory_limit")))
+		json_object_set_new(sc, "status", json_string("memory_limit"));
+	else if (is_error && status != NULL && strcmp(status, "exited") != 0)
+		note = status_text(status);
+	text = run_text(out, err, note);
 	r = text_result(is_error, text != NULL ? text : "", sc);
 	free(text);
 	return r;

@@ -65,7 +65,7 @@ static int
 streamed(uint32_t type)
 {
 	return type == MSG_CTL_ENTRY || type == MSG_AUDIT_RECORD ||
-	    type == MSG_TOOL_PROGRESS;
+	    type == MSG_TOOL_PROGRESS || type == MSG_TOOL_LOG;
 }
 
 static int

@@ -7,6 +7,11 @@ suite's framing (regress/lib/asframe.py) and plays tools:
                           unless cancelled
   run_shell "fail"        an isError result
   run_shell "garble"      a result that is not JSON
+  run_shell "deny"        a refusal (tool.denied)
+
+A call that asks for its events ("log") gets the trail runnerd would
+show as MSG_TOOL_LOG: info for its steps, warning for a refusal, error
+for a failure.
   anything else           echoes the arguments in structuredContent
 
 Every frame it receives is appended to calls.jsonl in the current
@@ -23,8 +28,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from asframe import (MSG_PING, MSG_PONG, MSG_TOOL_CALL,  # noqa: E402
-                     MSG_TOOL_CANCEL, MSG_TOOL_PROGRESS, MSG_TOOL_RESULT,
-                     pong_pack, recv_frame, send_frame)
+                     MSG_TOOL_CANCEL, MSG_TOOL_LOG, MSG_TOOL_PROGRESS,
+                     MSG_TOOL_RESULT, pong_pack, recv_frame, send_frame)
 
 log_lock = threading.Lock()
 
@@ -52,8 +57,36 @@ class Conn:
                                           request_id="req-%016x" % reqid)
         self.send(MSG_TOOL_RESULT, reqid, r)
 
+    def log(self, call, reqid, level, event, **fields):
+        if call.get("log"):
+            self.send(MSG_TOOL_LOG, reqid, {
+                "level": level, "event": event,
+                "request_id": "req-%016x" % reqid, "fields": fields})
+
+    def trail(self, call, reqid, cmd):
+        """The events before the result; False when the call is refused."""
+        self.log(call, reqid, "info", "tool.request", tool=call["tool"])
+        if cmd == "deny":
+            self.log(call, reqid, "warning", "guardrail.decision",
+                     decision="deny", reason="not in policy")
+            self.log(call, reqid, "warning", "tool.denied",
+                     reason="denied by policy")
+            self.result(reqid, "denied by policy", None, True)
+            return False
+        self.log(call, reqid, "info", "guardrail.decision",
+                 decision="allow", tier="low")
+        self.log(call, reqid, "info", "credential.issued", scope="none")
+        self.log(call, reqid, "info", "sandbox.started", backend="fake")
+        return True
+
     def run_call(self, reqid, call):
         tool, args = call["tool"], call["arguments"]
+        cmd = args.get("command", "")
+        if not self.trail(call, reqid, cmd):
+            return
+        self.log(call, reqid, "info", "sandbox.completed", status="exited")
+        self.log(call, reqid, "error" if cmd == "fail" else "info",
+                 "tool.result", isError=cmd == "fail")
         if tool == "k8s_get_pod_status":
             pods = [{"name": "web-1", "phase": "Running", "ready": True,
                      "restarts": 0},
@@ -62,7 +95,6 @@ class Conn:
             self.result(reqid, "2 pods", {"namespace": args["namespace"],
                                           "pods": pods})
             return
-        cmd = args.get("command", "")
         if cmd.startswith("sleep "):
             steps = int(float(cmd.split()[1]) * 10)
             for i in range(steps):

@@ -180,7 +180,9 @@ def s_malformed(m):
     ]
     for line, code, rid in cases:
         r = err_reply(m, line)
-        check(error_code(r) == code and r.get("id") == rid,
+        # 2025-11-25 leaves out an id it could not read (not "id": null).
+        check(error_code(r) == code and r.get("id") == rid and
+              (rid is not None or "id" not in r),
               "%r -> %r (want %d, id %r)" % (line[:60], r, code, rid))
         m.alive()
     # Ids of the valid types are echoed exactly, big integers included.
@@ -195,7 +197,7 @@ def s_malformed(m):
     big = b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + \
         b"a" * (10 << 20) + b'"}}'
     r = err_reply(m, big)
-    check(error_code(r) == -32600 and r.get("id") is None and
+    check(error_code(r) == -32600 and "id" not in r and
           "longer than" in r["error"]["message"], "10 MiB line: %r" % r)
     r = m.read(0.5)
     check(r is None, "more than one reply to the long line: %r" % r)
@@ -218,13 +220,14 @@ def s_lifecycle(binary, conf):
         r = m.initialize(asked)
         res = r["result"]
         check(res["protocolVersion"] == want, "%s -> %r" % (asked, res))
-        check("tools" in res["capabilities"], "capabilities %r" % res)
+        check("tools" in res["capabilities"] and
+              res["capabilities"]["logging"] == {}, "capabilities %r" % res)
         check(res["serverInfo"]["name"] == "agent-sandbox-mcpd", "info")
         check("resultType" not in res, "legacy result with resultType")
         r = m.initialize(asked)
         check(error_code(r) == -32600, "second initialize: %r" % r)
         r = m.call("logging/setLevel", {"level": "debug"})
-        check(error_code(r) == -32601, "logging/setLevel: %r" % r)
+        check(r.get("result") == {}, "logging/setLevel: %r" % r)
         check(m.close() == 0, "exit status on EOF")
     m = Mcpd(binary, conf)
     r = m.call("initialize", {"capabilities": {}})
@@ -237,15 +240,26 @@ def s_modern(m):
     r = m.call("server/discover", {"_meta": META})["result"]
     check(r["supportedVersions"] == [MODERN] and r["resultType"] ==
           "complete" and "tools" in r["capabilities"] and
-          r["serverInfo"]["name"] == "agent-sandbox-mcpd" and
+          r["capabilities"]["logging"] == {} and server_info(r) and
+          "serverInfo" not in r and
           "ttlMs" in r and "cacheScope" in r, "discover: %r" % r)
     r = m.call("tools/list", {"_meta": META})["result"]
     check(r["resultType"] == "complete" and len(r["tools"]) >= 9 and
-          "ttlMs" in r, "modern tools/list: %r" % r.keys())
+          "ttlMs" in r and server_info(r), "modern tools/list: %r" % r.keys())
     r = m.call("tools/call", {"_meta": META, "name": "k8s_get_pod_status",
                               "arguments": {"namespace": "web"}})["result"]
     check(r["resultType"] == "complete" and not r["isError"] and
+          server_info(r) and
           r["structuredContent"]["namespace"] == "web", "call: %r" % r)
+    # initialize is no method of 2026-07-28 (basic/versioning).
+    r = m.call("initialize", {"_meta": META, "protocolVersion": MODERN,
+                              "capabilities": {},
+                              "clientInfo": {"name": "x", "version": "1"}})
+    check(error_code(r) == -32601, "initialize with modern _meta: %r" % r)
+    r = m.call("tools/list")
+    check(error_code(r) == -32600, "that initialize began a session: %r" % r)
+    r = m.call("logging/setLevel", {"_meta": META, "level": "info"})
+    check(error_code(r) == -32601, "modern logging/setLevel: %r" % r)
     bad = dict(META)
     bad["io.modelcontextprotocol/protocolVersion"] = "2030-01-01"
     r = m.call("tools/list", {"_meta": bad})
@@ -262,6 +276,181 @@ def s_modern(m):
     check(error_code(r) == -32602, "discover without _meta: %r" % r)
     r = m.call("tools/list")
     check(error_code(r) == -32600, "legacy request, no handshake: %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+def server_info(result):
+    """The 2026-07-28 identity in result._meta (SEP-2575)."""
+    info = result.get("_meta", {}).get("io.modelcontextprotocol/serverInfo")
+    return (isinstance(info, dict) and info.get("name") ==
+            "agent-sandbox-mcpd" and isinstance(info.get("version"), str))
+
+
+def ping(rid):
+    return {"jsonrpc": "2.0", "id": rid, "method": "ping"}
+
+
+def shell(rid, command):
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "run_shell",
+                       "arguments": {"command": command}}}
+
+
+NOTE = {"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "none", "progress": 1}}
+
+
+def batch_refused(binary, conf, version, null_id):
+    m = Mcpd(binary, conf)
+    m.initialize(version)
+    for batch in ([ping(1), ping(2)], []):
+        m.send(batch)
+        r = m.read()
+        check(isinstance(r, dict) and error_code(r) == -32600 and
+              ("id" in r) == null_id and r.get("id") is None,
+              "%s batch %r -> %r" % (version, batch, r))
+    check(m.read(0.3) is None, "more than one answer")
+    m.alive()
+    check(m.close() == 0, "exit status")
+
+
+def s_batch(binary, conf):
+    """Batches: answered under 2025-03-26 only (MUST accept there)."""
+    batch_refused(binary, conf, "2025-06-18", True)
+    batch_refused(binary, conf, "2025-11-25", False)
+    m = Mcpd(binary, conf)
+    m.send([ping(1)])
+    r = m.read()
+    check(error_code(r) == -32600, "batch before initialize: %r" % r)
+    m.initialize("2025-03-26")
+    # Mixed: the array answers the requests only, once the slow call
+    # (answered last) is done, with the notification left out.
+    m.send([shell(10, "sleep 0.5"), NOTE, ping(11), shell(12, "echo"),
+            {"jsonrpc": "2.0", "id": 13, "method": "no/such"}, 42])
+    r = m.read(10)
+    check(isinstance(r, list) and len(r) == 5, "mixed batch: %r" % r)
+    byid = {x.get("id"): x for x in r}
+    check(byid[11]["result"] == {} and
+          byid[12]["result"]["isError"] is False and
+          byid[10]["result"]["structuredContent"]["exit_code"] == 0 and
+          error_code(byid[13]) == -32601 and error_code(byid[None]) ==
+          -32600 and "id" in byid[None], "mixed batch: %r" % r)
+    check(m.read(0.3) is None, "more than one answer to a batch")
+    m.send([NOTE, NOTE])
+    check(m.read(0.5) is None, "a batch of notifications was answered")
+    m.send([])
+    r = m.read()
+    check(isinstance(r, dict) and error_code(r) == -32600 and
+          r.get("id") is None, "empty batch: %r" % r)
+    # A lone request reusing a waiting member's id is answered alone.
+    m.send([shell(30, "sleep 0.5"), ping(31)])
+    check(wait_for(lambda: len([e for e in forwarded()
+                                if e["type"] == "call"]) == 3),
+          "slow member not forwarded")
+    m.send(shell(30, "echo"))
+    r = m.read()
+    check(isinstance(r, dict) and r.get("id") == 30 and
+          error_code(r) == -32600, "lone request, a member's id: %r" % r)
+    r = m.read()
+    check(isinstance(r, list) and sorted(x["id"] for x in r) == [30, 31] and
+          "result" in r[0] and "result" in r[1], "its batch: %r" % r)
+    # A cancelled member is never answered; the batch still is.
+    m.send([shell(20, "sleep 5"), ping(21)])
+    check(wait_for(lambda: len([e for e in forwarded()
+                                if e["type"] == "call"]) == 4),
+          "slow member not forwarded")
+    m.notify("notifications/cancelled", {"requestId": 20})
+    r = m.read()
+    check(isinstance(r, list) and [x["id"] for x in r] == [21],
+          "batch with a cancelled member: %r" % r)
+    # Cancelled in its own batch: the rest is answered, at once.
+    m.send([shell(40, "sleep 5"), {"jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 40}}, ping(41)])
+    r = m.read()
+    check(isinstance(r, list) and [x["id"] for x in r] == [41],
+          "batch cancelling its own member: %r" % r)
+    m.alive()
+    check(m.close() == 0, "exit status")
+
+
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical",
+          "alert", "emergency"]
+
+
+def logged(m, rid, params=None, timeout=5.0):
+    """A call's reply and the notifications/message sent before it."""
+    r = m.reply(rid, timeout)
+    msgs = [n["params"] for n in m.pending
+            if n.get("method") == "notifications/message"]
+    m.pending.clear()
+    return r, msgs
+
+
+def s_logging(m):
+    """logging/setLevel and per-request logLevel filter the call trail."""
+    m.initialize()
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "echo"}})
+    check(not m.pending, "log messages before any level: %r" % m.pending)
+    check(forwarded()[-1]["call"]["log"] is False, "log asked for")
+    for bad in ["verbose", "INFO", "", 3, None]:
+        r = m.call("logging/setLevel", {"level": bad})
+        check(error_code(r) == -32602 and
+              r["error"]["data"]["levels"] == LEVELS,
+              "level %r: %r" % (bad, r))
+    r = m.call("logging/setLevel", {})
+    check(error_code(r) == -32602, "no level: %r" % r)
+    for level in LEVELS:
+        check(m.call("logging/setLevel", {"level": level}).get("result") ==
+              {}, "setLevel %s" % level)
+        for cmd, floor in (("echo", "info"), ("deny", "warning"),
+                           ("fail", "error")):
+            rid = m.request("tools/call", {"name": "run_shell",
+                                           "arguments": {"command": cmd}})
+            r, msgs = logged(m, rid)
+            check(forwarded()[-1]["call"]["log"] is True, "log not asked")
+            shown = [x for x in msgs
+                     if LEVELS.index(x["level"]) >= LEVELS.index(level)]
+            check(msgs == shown, "%s: below the level: %r" % (level, msgs))
+            check(all(x["logger"] == "agent-sandbox" and
+                      x["data"]["request_id"].startswith("req-") and
+                      isinstance(x["data"]["fields"], dict) for x in msgs),
+                  "message shape: %r" % msgs)
+            events = [x["data"]["event"] for x in msgs]
+            if LEVELS.index(level) <= LEVELS.index("info"):
+                check(events[0] == "tool.request" and
+                      events[-1] in ("tool.result", "tool.denied"),
+                      "%s %s: trail %r" % (level, cmd, events))
+            if LEVELS.index(level) <= LEVELS.index(floor):
+                check(any(x["level"] == floor for x in msgs),
+                      "%s %s: no %s message: %r" % (level, cmd, floor, msgs))
+            if LEVELS.index(level) > LEVELS.index("error"):
+                check(msgs == [], "%s: %r" % (level, msgs))
+    check(m.close() == 0, "exit status")
+
+
+def s_logging_modern(m):
+    """2026-07-28: a request's own _meta logLevel, none without it."""
+    def call(meta, cmd):
+        return m.request("tools/call", {"_meta": meta, "name": "run_shell",
+                                        "arguments": {"command": cmd}})
+
+    r, msgs = logged(m, call(META, "echo"))
+    check(msgs == [] and forwarded()[-1]["call"]["log"] is False,
+          "messages without logLevel: %r" % msgs)
+    for bad in ["loud", 7, ""]:
+        meta = dict(META, **{"io.modelcontextprotocol/logLevel": bad})
+        r = m.call("tools/list", {"_meta": meta})
+        check(error_code(r) == -32602, "logLevel %r: %r" % (bad, r))
+    meta = dict(META, **{"io.modelcontextprotocol/logLevel": "warning"})
+    r, msgs = logged(m, call(meta, "deny"))
+    check([x["data"]["event"] for x in msgs] ==
+          ["guardrail.decision", "tool.denied"] and
+          all(x["level"] == "warning" for x in msgs), "warning: %r" % msgs)
+    meta = dict(META, **{"io.modelcontextprotocol/logLevel": "debug"})
+    r, msgs = logged(m, call(meta, "echo"))
+    check(len(msgs) == 6 and server_info(r["result"]), "debug: %r" % msgs)
     check(m.close() == 0, "exit status")
 
 
@@ -621,6 +810,7 @@ def s_tasks_older(m):
 
 SCENARIOS = {
     "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
+    "logging": s_logging, "logging_modern": s_logging_modern,
     "cancel": s_cancel, "timeout": s_timeout, "inflight": s_inflight,
     "eof": s_eof, "runner_gone": s_runner_gone,
     "runner_down": s_runner_down, "runner_back": s_runner_back,
@@ -632,8 +822,8 @@ SCENARIOS = {
 def main():
     binary, conf, name = sys.argv[1:4]
     try:
-        if name == "lifecycle":
-            s_lifecycle(binary, conf)
+        if name in ("lifecycle", "batch"):
+            {"lifecycle": s_lifecycle, "batch": s_batch}[name](binary, conf)
         else:
             SCENARIOS[name](Mcpd(binary, conf))
     except (Fail, KeyError, TypeError) as e:

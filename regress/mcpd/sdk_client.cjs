@@ -1,5 +1,6 @@
 // mcpd driven by the official MCP TypeScript SDK client (Client +
-// StdioClientTransport), against fake_runnerd.py.  For t_sdk.sh.
+// StdioClientTransport), against fake_runnerd.py: tools, progress,
+// cancellation and logging.  For t_sdk.sh.
 // Usage: NODE_PATH=<dir>/node_modules node sdk_client.cjs MCPD CONF
 "use strict";
 
@@ -7,7 +8,8 @@ const fs = require("fs");
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } =
     require("@modelcontextprotocol/sdk/client/stdio.js");
-const { McpError } = require("@modelcontextprotocol/sdk/types.js");
+const { McpError, LoggingMessageNotificationSchema, EmptyResultSchema } =
+    require("@modelcontextprotocol/sdk/types.js");
 
 const [mcpd, conf] = process.argv.slice(2);
 let passed = 0, failed = 0;
@@ -116,6 +118,32 @@ async function main() {
 	}
 	check(cancelled, "runnerd never saw MSG_TOOL_CANCEL");
 	await client.ping();
+
+	// Logging: the trail of the client's calls, filtered by its level.
+	const logs = [];
+	client.setNotificationHandler(LoggingMessageNotificationSchema,
+	    (n) => { logs.push(n.params); });
+	check(client.getServerCapabilities().logging !== undefined,
+	    "logging capability");
+	await client.setLoggingLevel("warning");
+	r = await client.callTool({ name: "run_shell",
+	    arguments: { command: "deny" } });
+	check(r.isError && logs.length === 2 && logs.every((l) =>
+	    l.level === "warning") && logs[1].data.event === "tool.denied",
+	    "warning trail: " + JSON.stringify(logs));
+	logs.length = 0;
+	await client.setLoggingLevel("error");
+	await client.callTool({ name: "run_shell", arguments: {
+	    command: "echo" } });
+	check(logs.length === 0, "info under error: " + JSON.stringify(logs));
+	try {
+		await client.request({ method: "logging/setLevel",
+		    params: { level: "verbose" } }, EmptyResultSchema);
+		check(false, "unknown level accepted");
+	} catch (e) {
+		check(e instanceof McpError && e.code === -32602,
+		    "unknown level: " + e);
+	}
 
 	await client.close();
 	console.log(`sdk: ${passed} passed, ${failed} failed`);

@@ -1,6 +1,8 @@
 /* The stdio line reader and the JSON-RPC classifier, one bad input each. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atf-c.h>
 
@@ -161,9 +163,10 @@ ATF_TC_BODY(parse_bad_json, tc)
 ATF_TC_WITHOUT_HEAD(parse_envelope);
 ATF_TC_BODY(parse_envelope, tc)
 {
-	expect_error("[]", RPC_INVALID_REQUEST, 0);
-	expect_error("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
-	    RPC_INVALID_REQUEST, 0);
+	/* Arrays are batches; batch.c decides whether to serve them. */
+	ATF_CHECK_EQ(classify("[]", &(int){ 0 }, NULL), RPC_BATCH);
+	ATF_CHECK_EQ(classify("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"ping\"}]", &(int){ 0 }, NULL), RPC_BATCH);
 	expect_error("42", RPC_INVALID_REQUEST, 0);
 	expect_error("\"ping\"", RPC_INVALID_REQUEST, 0);
 	expect_error("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}",
@@ -240,6 +243,134 @@ ATF_TC_BODY(parse_deep_nesting, tc)
 	free(s);
 }
 
+/* Everything mcpd wrote to out (rewound), as one JSON value a line. */
+static json_t *
+written(FILE *out)
+{
+	char line[4096];
+	json_t *all;
+
+	ATF_REQUIRE((all = json_array()) != NULL);
+	fflush(out);
+	rewind(out);
+	while (fgets(line, sizeof(line), out) != NULL)
+		json_array_append_new(all, json_loads(line, 0, NULL));
+	ATF_REQUIRE(ftruncate(fileno(out), 0) == 0);
+	rewind(out);
+	return all;
+}
+
+/* One line in, as mcpd reads it in a session on version. */
+static json_t *
+serve(FILE *out, const char *version, const char *line)
+{
+	mcpd.initialized = version != NULL;
+	strlcpy(mcpd.version, version != NULL ? version : "",
+	    sizeof(mcpd.version));
+	mcp_line(line, strlen(line), NULL);
+	return written(out);
+}
+
+static FILE *
+capture(void)
+{
+	FILE *out;
+
+	ATF_REQUIRE((out = tmpfile()) != NULL);
+	mcpd.out_fd = fileno(out);
+	return out;
+}
+
+static int
+error_code(const json_t *msg)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(msg,
+	    "error"), "code"));
+}
+
+#define PING(id)	"{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"ping\"}"
+#define NOTE		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}"
+
+/* Refused batches: the wrong revision, none chosen yet, or empty. */
+ATF_TC_WITHOUT_HEAD(batch_refused);
+ATF_TC_BODY(batch_refused, tc)
+{
+	static const char *const versions[] = { NULL, "2024-11-05",
+	    "2025-06-18", "2025-11-25" };
+	FILE *out = capture();
+	json_t *w;
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		w = serve(out, versions[i], "[" PING("1") "," PING("2") "]");
+		ATF_CHECK_EQ_MSG(json_array_size(w), 1, "%s", versions[i]);
+		ATF_CHECK_EQ(error_code(json_array_get(w, 0)),
+		    RPC_INVALID_REQUEST);
+		json_decref(w);
+	}
+	w = serve(out, "2025-03-26", "[]");
+	ATF_CHECK_EQ(json_array_size(w), 1);
+	ATF_CHECK_EQ(error_code(json_array_get(w, 0)), RPC_INVALID_REQUEST);
+	json_decref(w);
+	fclose(out);
+}
+
+/* 2025-03-26: one array, a response per request, none per notification. */
+ATF_TC_WITHOUT_HEAD(batch_served);
+ATF_TC_BODY(batch_served, tc)
+{
+	FILE *out = capture();
+	json_t *w, *a;
+
+	w = serve(out, "2025-03-26", "[" PING("1") "," NOTE "," PING("\"b\"")
+	    ",[1],{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}]");
+	ATF_REQUIRE_EQ(json_array_size(w), 1);
+	a = json_array_get(w, 0);
+	ATF_REQUIRE(json_is_array(a));
+	ATF_REQUIRE_EQ(json_array_size(a), 4);
+	ATF_CHECK_EQ(json_integer_value(json_object_get(json_array_get(a, 0),
+	    "id")), 1);
+	ATF_CHECK_STREQ(json_string_value(json_object_get(json_array_get(a,
+	    1), "id")), "b");
+	ATF_CHECK_EQ(error_code(json_array_get(a, 2)), RPC_INVALID_REQUEST);
+	ATF_CHECK_EQ(error_code(json_array_get(a, 3)), RPC_METHOD_NOT_FOUND);
+	json_decref(w);
+	/* Only notifications: nothing at all is written. */
+	w = serve(out, "2025-03-26", "[" NOTE "," NOTE "]");
+	ATF_CHECK_EQ(json_array_size(w), 0);
+	json_decref(w);
+	fclose(out);
+}
+
+/*
+ * An error with no usable id: "id": null where the revision's schema
+ * requires an id (to 2025-06-18), no id from 2025-11-25 on.
+ */
+ATF_TC_WITHOUT_HEAD(error_id);
+ATF_TC_BODY(error_id, tc)
+{
+	static const struct {
+		const char	*version;
+		int		 null_id;
+	} cases[] = { { NULL, 0 }, { "2024-11-05", 1 }, { "2025-03-26", 1 },
+	    { "2025-06-18", 1 }, { "2025-11-25", 0 } };
+	FILE *out = capture();
+	json_t *w, *msg;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		w = serve(out, cases[i].version, "garbage");
+		msg = json_array_get(w, 0);
+		ATF_CHECK_EQ(error_code(msg), RPC_PARSE_ERROR);
+		ATF_CHECK_EQ_MSG(json_is_null(json_object_get(msg, "id")),
+		    cases[i].null_id, "%s", cases[i].version);
+		ATF_CHECK_EQ_MSG(json_object_get(msg, "id") != NULL,
+		    cases[i].null_id, "%s", cases[i].version);
+		json_decref(w);
+	}
+	fclose(out);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, reader_split);
@@ -251,5 +382,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, parse_id_types);
 	ATF_TP_ADD_TC(tp, parse_huge_numbers);
 	ATF_TP_ADD_TC(tp, parse_deep_nesting);
+	ATF_TP_ADD_TC(tp, batch_refused);
+	ATF_TP_ADD_TC(tp, batch_served);
+	ATF_TP_ADD_TC(tp, error_id);
 	return atf_no_error();
 }

@@ -41,8 +41,9 @@ scenario()
 	fi
 }
 
-for s in malformed lifecycle modern calls cancel timeout inflight eof \
-    runner_gone runner_down runner_back tasks tasks_older; do
+for s in malformed lifecycle modern batch logging logging_modern calls \
+    cancel timeout inflight eof runner_gone runner_down runner_back tasks \
+    tasks_older; do
 	eval "
 atf_test_case $s cleanup
 ${s}_head() { atf_set timeout 120; }
@@ -53,6 +54,9 @@ done
 malformed_body() { scenario malformed; }
 lifecycle_body() { scenario lifecycle; }
 modern_body() { scenario modern; }
+batch_body() { scenario batch; }
+logging_body() { scenario logging; }
+logging_modern_body() { scenario logging_modern; }
 calls_body() { scenario calls; }
 cancel_body() { scenario cancel; }
 eof_body() { scenario eof; }
@@ -123,8 +127,9 @@ real_restart_cleanup()
 
 atf_init_test_cases()
 {
-	for s in malformed lifecycle modern calls cancel timeout inflight \
-	    eof runner_gone runner_down runner_back tasks tasks_older; do
+	for s in malformed lifecycle modern batch logging logging_modern \
+	    calls cancel timeout inflight eof runner_gone runner_down \
+	    runner_back tasks tasks_older; do
 		atf_add_test_case $s
 	done
 	atf_add_test_case real_restart

@@ -1,24 +1,20 @@
 #! /usr/bin/env atf-sh
 #
-# mcpd against the official MCP TypeScript SDK client.  The SDK is
-# installed outside the source tree, in <build>/node (see
-# regress/mcpd/package.json), or wherever AS_NODE_MODULES points.
+# mcpd against the official MCP TypeScript clients: the SDK 1.x client
+# and the v2 client (@modelcontextprotocol/client).  They are installed
+# outside the source tree, in <build>/node (see regress/mcpd/package.json),
+# or wherever AS_NODE_MODULES points.
 
-atf_test_case sdk_client cleanup
-sdk_client_head()
-{
-	atf_set descr "initialize, tools/list, calls, isError results," \
-	    "progress and cancellation through @modelcontextprotocol/sdk"
-	atf_set require.progs "node python3"
-	atf_set timeout 120
-}
-
-sdk_client_body()
+# run_client PACKAGE SCRIPT NODE_MAJOR: SCRIPT with PACKAGE's client
+# against mcpd and a stand-in runnerd, on node NODE_MAJOR or later.
+run_client()
 {
 	. "$(atf_config_get srcdir)/regress/lib/suite.subr"
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
-	[ -d "$modules/@modelcontextprotocol/sdk" ] || atf_skip \
-	    "MCP SDK not installed in $modules (npm ci, see regress/mcpd/package.json)"
+	[ -d "$modules/$1" ] || atf_skip \
+	    "$1 not installed in $modules (make deps, see regress/mcpd/package.json)"
+	major=$(node -p 'process.versions.node.split(".")[0]')
+	[ "$major" -ge "$3" ] || atf_skip "$1 needs node >= $3, not $major"
 	as_conf
 	python3 "$(atf_get_srcdir)/fake_runnerd.py" run/runner.sock \
 	    >runnerd.log 2>&1 &
@@ -29,22 +25,46 @@ sdk_client_body()
 		[ $i -gt 100 ] && atf_fail "fake runnerd did not start"
 		sleep 0.05
 	done
-	NODE_PATH=$modules node "$(atf_get_srcdir)/sdk_client.cjs" \
+	NODE_PATH=$modules node "$(atf_get_srcdir)/$2" \
 	    "$(as_bin mcpd)" "$(pwd)/conf.yaml" 2>sdk.err ||
-	    { cat sdk.err >&2; atf_fail "SDK client"; }
+	    { cat sdk.err >&2; atf_fail "$1 client"; }
 	if grep -q "forbidden syscall" sdk.err; then
 		cat sdk.err >&2
 		atf_fail "seccomp"
 	fi
 }
 
-sdk_client_cleanup()
+stop_runnerd()
 {
 	[ -f runnerd.pid ] && kill "$(cat runnerd.pid)" 2>/dev/null
 	:
 }
 
+atf_test_case sdk_client cleanup
+sdk_client_head()
+{
+	atf_set descr "initialize, tools/list, calls, isError results," \
+	    "progress, cancellation and logging through @modelcontextprotocol/sdk"
+	atf_set require.progs "node python3"
+	atf_set timeout 120
+}
+sdk_client_body() { run_client @modelcontextprotocol/sdk sdk_client.cjs 18; }
+sdk_client_cleanup() { stop_runnerd; }
+
+atf_test_case v2_client cleanup
+v2_client_head()
+{
+	atf_set descr "@modelcontextprotocol/client in legacy, auto and" \
+	    "2026-07-28 modes: getServerVersion(), logging at each level," \
+	    "unknown levels; batches and error ids on raw stdio"
+	atf_set require.progs "node python3"
+	atf_set timeout 120
+}
+v2_client_body() { run_client @modelcontextprotocol/client sdk_v2_client.cjs 20; }
+v2_client_cleanup() { stop_runnerd; }
+
 atf_init_test_cases()
 {
 	atf_add_test_case sdk_client
+	atf_add_test_case v2_client
 }

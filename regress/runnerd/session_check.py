@@ -215,6 +215,70 @@ def check_timeout(sock):
     ok(c.call("run_shell", command="true", session_id=sid), "after cancel")
 
 
+# --- limits inside the sandbox (issue 19) ---------------------------------
+
+# Bounded: 3000 forks at most.  A fork takes tens of milliseconds in
+# gVisor's ptrace platform, so children that left at once would free
+# their slots as fast as the loop takes them; these stay until the loop
+# has failed, then the command ends them all.
+SH_FORKS = ("(i=0; while [ $i -lt 3000 ]; do sleep 10 & i=$((i+1)); done);"
+            " s=$?; trap '' TERM; kill 0; exit $s")
+PY_FORKS = """import os
+n = 0
+try:
+    for _ in range(3000):
+        if os.fork() == 0:
+            os._exit(0)
+        n += 1
+finally:
+    print("forked", n)
+    for _ in range(n):
+        os.wait()
+"""
+
+
+def limited(r, flag, what):
+    """An error that names the limit, from a session that lives on."""
+    expect(r.get("isError") and sc(r).get(flag) is True and
+           "ended" not in text(r) and "limit" in text(r), what, r)
+    expect(sc(r).get("state_lost") in (None, False), what + ": state kept", r)
+
+
+def check_limits(sock):
+    c = Client(sock)
+    sid, _ = opened(c, code="kept = 'set before the limits'")
+    ok(c.call("write_file", path="before.txt", session_id=sid,
+              content=base64.b64encode(b"written before").decode()),
+       "write")
+    # gVisor is told the sandbox's bound (memory 256M + 128M), not the
+    # host's memory.
+    r = ok(c.call("run_shell", command="head -1 /proc/meminfo",
+                  session_id=sid), "meminfo")
+    expect(out(r).split()[1:] == [str(384 * 1024), "kB"], "MemTotal", r)
+    limited(c.call("run_shell", command=SH_FORKS, session_id=sid),
+            "pids_limit", "a shell fork loop")
+    r = c.call("run_python", code=PY_FORKS, session_id=sid)
+    limited(r, "pids_limit", "a Python fork loop")
+    n = int(out(r).split()[-1])
+    expect(0 <= n < 32, "forked %d under a limit of 32" % n, r)
+    limited(c.call("run_python", code="x = bytearray(4 << 30)",
+                   session_id=sid), "memory_limit", "4 GiB in the worker")
+    limited(c.call("run_shell", command="python3 -c 'bytearray(4 << 30)'",
+                   session_id=sid), "memory_limit", "4 GiB in a command")
+    r = ok(c.call("run_python", code="len(bytearray(64 << 20))",
+                  session_id=sid), "64 MiB under the limit")
+    expect(out(r) == "67108864\n" and sc(r)["memory_limit"] is False and
+           sc(r)["pids_limit"] is False, "no limit reported", r)
+    r = ok(c.call("run_python", code="kept", session_id=sid), "state")
+    expect(out(r) == "'set before the limits'\n", "the worker's state", r)
+    r = ok(c.call("read_file", path="before.txt", session_id=sid), "read")
+    expect(base64.b64decode(sc(r)["content"]) == b"written before",
+           "the file written before", r)
+    r = ok(c.call("run_shell", command="echo forks again", session_id=sid),
+           "a command after the limits")
+    expect(out(r) == "forks again\n", "the agent forks again", r)
+
+
 # --- isolation between sessions ------------------------------------------
 
 def check_isolation(sock):
@@ -400,16 +464,20 @@ except MemoryError:
 '''
 
 PIDS = r'''python3 -c "
-import os, sys, time
+import os, signal, sys, time
+kids = []
 for n in range(200):
     try:
         pid = os.fork()
     except OSError:
         print(\"forked\", n)
+        for pid in kids:
+            os.kill(pid, signal.SIGKILL)
         sys.exit(1)
     if pid == 0:
-        time.sleep(3)
+        time.sleep(30)
         os._exit(0)
+    kids.append(pid)
 print(\"forked\", 200)"'''
 
 

@@ -54,6 +54,8 @@ ATF_TC_BODY(requests, tc)
 	    "\"files_in\":{\"../x\":\"y\"}}"));
 	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"files_in\":{\"a\":1}}"));
 	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"files_out\":[\"/etc\"]}"));
+	ATF_CHECK(req_ok("{\"argv\":[\"true\"],\"agent_code\":true}"));
+	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"agent_code\":1}"));
 }
 
 ATF_TC_WITHOUT_HEAD(container_ids);

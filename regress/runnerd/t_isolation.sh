@@ -32,7 +32,7 @@ rd_case egress_fanout "400 relays at once: proxy processes within pids" 180
 rd_case egress_idle "an idle relay is closed after 60 s" 180
 rd_case filesystem "read-only root, uid 65534, no capabilities"
 rd_case credential "clean environment; credential file read-only, then gone"
-rd_case memory "the memory limit ends the sandbox"
+rd_case memory "an allocation past the memory limit fails: memory_limit"
 rd_case pids "the pids limit stops a bounded fork loop"
 rd_case deadline "the deadline kills sleep 1000"
 rd_case output "the output cap ends the sandbox on either stream"

@@ -30,7 +30,7 @@ ss_start()
 {
 	RD_SESSIONS_MAX=${RD_SESSIONS_MAX:-16} RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
   warm_pool: ${SS_POOL:-1}
-  timeout: 3s
+  timeout: ${SS_TIMEOUT:-3s}
   memory: 256M
   pids: 32
 $*" rd_start || atf_fail "runnerd did not start: $(cat runnerd.log)"
@@ -60,9 +60,13 @@ ss_run()
 		sleep 300 &
 		echo $! >> rd.pids
 		SS_ARGS="$(pwd)/host-file $! ${addr:-127.0.0.1} $(cat ports)"
-		ss_start ;;
+		# Its fork loop: about 30 forks at tens of milliseconds each.
+		SS_TIMEOUT=30s ss_start ;;
 	tmpfull)
 		ss_start "  tmp_size: 8M" ;;
+	limits)
+		# About 30 forks at tens of milliseconds each.
+		SS_TIMEOUT=30s ss_start ;;
 	*)
 		ss_start ;;
 	esac
@@ -75,6 +79,7 @@ ss_case state "state persists; a crash loses only Python state; reset clears it"
 ss_case primes "SHA-256 of the first 1000 primes: sandbox equals host"
 ss_case files "binary-safe files under /work only; links and .. refused"
 ss_case timeout "call timeout and output cap end the call, not the session"
+ss_case limits "fork loop and 4 GiB: limit reports, the session lives on"
 ss_case isolation "one session sees no files or processes of another"
 ss_case owner "another client cannot use a session; it ends with its client"
 ss_case caps "sessions per user (all its clients) and in total are capped"
@@ -88,8 +93,8 @@ ss_case tmpfull "a full /tmp: an error; the session answers on"
 
 atf_init_test_cases()
 {
-	for t in state primes files timeout isolation owner caps reap audit \
-	    warm breakout bigout workdir tmpfull; do
+	for t in state primes files timeout limits isolation owner caps reap \
+	    audit warm breakout bigout workdir tmpfull; do
 		atf_add_test_case "$t"
 	done
 }

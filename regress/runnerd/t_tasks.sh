@@ -93,21 +93,21 @@ frames_body()
 {
 	mkdir tf
 	as_tf_suite "[a]"
-	# TOOL_AWAIT 104, PLAN_READ 105; approval.sock 206, 208.
+	# TOOL_AWAIT 105, PLAN_READ 106; approval.sock 206, 208.
 	for bad in '{}' '{"tool":"terraform_apply","arguments":{}}' \
 	    '{"tool":"terraform_apply","approval_id":"apr-x","arguments":3}'; do
-		frame runner.sock 104 "$bad" | grep -q "^ERROR.*bad TOOL_AWAIT" ||
+		frame runner.sock 105 "$bad" | grep -q "^ERROR.*bad TOOL_AWAIT" ||
 		    atf_fail "TOOL_AWAIT $bad: $(cat frame.out)"
 	done
 	# An approval no call of this connection asked for: not waited for,
 	# as waiting may withdraw it.
-	frame runner.sock 104 '{"tool":"terraform_apply","approval_id":"apr-0",
+	frame runner.sock 105 '{"tool":"terraform_apply","approval_id":"apr-0",
 	    "arguments":{"working_dir":"a"}}' | grep -q \
 	    "^ERROR.*apr-0 was not asked for by a call of this connection" ||
 	    atf_fail "TOOL_AWAIT, another's approval: $(cat frame.out)"
 	for bad in '{}' '{"plan_digest":"'"$(printf '%064d' 0)"'"}' \
 	    '{"plan_digest":7}'; do
-		frame runner.sock 105 "$bad" | grep -q "^ERROR.*no such plan" ||
+		frame runner.sock 106 "$bad" | grep -q "^ERROR.*no such plan" ||
 		    atf_fail "PLAN_READ $bad: $(cat frame.out)"
 	done
 	frame approval.sock 206 '{}' | grep -q "^ERROR.*needs an approval_id" ||

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auditd.h"
+#include "scrub.h"
 
 /* What one shape matched at s[i]: keep bytes stay, the rest is cut. */
 struct hit {
