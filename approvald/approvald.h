@@ -100,6 +100,7 @@ enum spend_result db_spend(const char *, const char *, const char *, int,
 	    uint64_t, char [SHA256_HEX_LEN + 1], char *, size_t);
 int	 db_decide(const char *, int, const struct operator *, const char *,
 	    char *, size_t);
+int	 db_withdraw(const char *, const struct operator *, char *, size_t);
 int	 db_expire(void);
 json_t	*db_get(const char *, int);
 json_t	*db_list(int);

@@ -355,17 +355,21 @@ db_spend(const char *id, const char *params, const char *plan, int plan_given,
 	return SPEND_REFUSED;
 }
 
-/* An operator approves or denies a pending approval: 0, 1 refused, -1. */
-int
-db_decide(const char *id, int approve, const struct operator *op,
-    const char *reason, char *why, size_t whylen)
+/*
+ * Settles a live approval as state with the event that says who did:
+ * an operator's decision leaves only a pending one, a withdrawal also
+ * an approved one not yet spent.  0, 1 refused (why), -1.
+ */
+static int
+settle(const char *id, const char *state, const char *event, int withdraw,
+    const struct operator *op, const char *reason, char *why, size_t whylen)
 {
 	char at[32];
 	sqlite3_stmt *st;
 	struct row r;
 	time_t now = time(NULL);
 	uint64_t reqid = 0;
-	int n, found;
+	int n, found, open;
 
 	if (exec("BEGIN IMMEDIATE") == -1)
 		return -1;
@@ -373,34 +377,60 @@ db_decide(const char *id, int approve, const struct operator *op,
 		exec("ROLLBACK");
 		return -1;
 	}
-	if (!found || strcmp(r.state, "pending") != 0 || !live(&r, now)) {
+	open = found && (strcmp(r.state, "pending") == 0 || (withdraw &&
+	    strcmp(r.state, "approved") == 0));
+	if (!open || !live(&r, now)) {
 		exec("ROLLBACK");
 		why_not(id, &r, found, now, NULL, NULL, why, whylen);
 		return 1;
 	}
 	if ((st = prepare("UPDATE approvals SET state = ?, decided_at = ?,"
 	    " decided_uid = ?, decided_user = ?, reason = ? WHERE id = ?"
-	    " AND state = 'pending' AND expires_at > ?")) == NULL) {
+	    " AND state = ? AND expires_at > ?")) == NULL) {
 		exec("ROLLBACK");
 		return -1;
 	}
-	bind_text(st, 1, approve ? "approved" : "denied");
+	bind_text(st, 1, state);
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, op->uid);
 	bind_text(st, 4, op->user);
 	bind_text(st, 5, reason);
 	bind_text(st, 6, id);
-	sqlite3_bind_int64(st, 7, now);
+	bind_text(st, 7, r.state);
+	sqlite3_bind_int64(st, 8, now);
 	if ((n = step_done(st)) != 1) {
 		exec("ROLLBACK");
 		return -1;
 	}
 	format_time(now, at, sizeof(at));
 	(void)reqid_parse(r.reqid, &reqid);
-	return commit_audited(id, approve ? "approval.granted" :
-	    "approval.denied", reqid, json_pack("{s:s, s:{s:I, s:s}, s:s,"
-	    " s:s?}", "approval_id", id, "operator", "uid", (json_int_t)op->uid,
-	    "user", op->user, "at", at, "reason", reason));
+	return commit_audited(id, event, reqid, json_pack("{s:s, s:{s:I, s:s},"
+	    " s:s, s:s?}", "approval_id", id, "operator", "uid",
+	    (json_int_t)op->uid, "user", op->user, "at", at, "reason",
+	    reason));
+}
+
+/* An operator approves or denies a pending approval: 0, 1 refused, -1. */
+int
+db_decide(const char *id, int approve, const struct operator *op,
+    const char *reason, char *why, size_t whylen)
+{
+	return settle(id, approve ? "approved" : "denied", approve ?
+	    "approval.granted" : "approval.denied", 0, op, reason, why,
+	    whylen);
+}
+
+/*
+ * The client that asked gave up (tasks/cancel): the approval can no
+ * longer be spent.  It reads as denied, with the reason saying why.
+ */
+int
+db_withdraw(const char *id, const struct operator *by, char *why,
+    size_t whylen)
+{
+	return settle(id, "denied", "approval.withdrawn", 1, by,
+	    "withdrawn: the client cancelled the call waiting for it", why,
+	    whylen);
 }
 
 /*

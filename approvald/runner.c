@@ -1,6 +1,7 @@
 /*
  * approval.sock: what runnerd may ask.  A decision, a pending approval,
- * a spend; nothing here approves.  The server answers any other
+ * a spend, where an approval stands and its withdrawal by the client
+ * that asked; nothing here approves.  The server answers any other
  * message: runnerd has no business sending it.
  */
 #include <ctype.h>
@@ -180,9 +181,84 @@ runner_spend(struct conn *c, struct msg *m, json_t *j)
 	    "approval (audit or database unavailable)");
 }
 
+/* Where an approval stands, as approvalctl would show it. */
+static int
+state_reply(struct conn *c, const struct msg *m, const char *id)
+{
+	json_t *e, *reply;
+
+	/* Unknown is a state too: any MSG_ERROR means try again later. */
+	if ((e = db_get(id, 0)) == NULL)
+		return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1,
+		    json_pack("{s:s, s:s, s:s}", "approval_id", id, "state",
+		    "unknown", "reason", "no such approval"));
+	reply = json_pack("{s:s, s:O, s:O}", "approval_id", id, "state",
+	    json_object_get(e, "state"), "reason", json_object_get(e,
+	    "reason"));
+	json_decref(e);
+	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1, reply);
+}
+
+static const char *
+approval_id_arg(struct conn *c, const struct msg *m, const json_t *j)
+{
+	const char *id;
+
+	if ((id = json_string_value(json_object_get(j, "approval_id"))) ==
+	    NULL || strlen(id) >= APPROVAL_ID_LEN) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: needs an "
+		    "approval_id", msg_type_name(m->hdr.type));
+		return NULL;
+	}
+	return id;
+}
+
+/* runnerd waits for a person's decision on a call's behalf. */
+static int
+runner_status(struct conn *c, struct msg *m, json_t *j)
+{
+	const char *id;
+
+	if ((id = approval_id_arg(c, m, j)) == NULL)
+		return 0;
+	return state_reply(c, m, id);
+}
+
+/*
+ * The call waiting for it was cancelled: nothing may spend it now.
+ * One already settled stays as it is, and its state is the answer.
+ */
+static int
+runner_withdraw(struct conn *c, struct msg *m, json_t *j)
+{
+	struct operator by;
+	const char *id;
+	char why[256];
+
+	if ((id = approval_id_arg(c, m, j)) == NULL)
+		return 0;
+	memset(&by, 0, sizeof(by));
+	by.uid = c->cred.uid;
+	strlcpy(by.user, "the client, through runnerd", sizeof(by.user));
+	switch (db_withdraw(id, &by, why, sizeof(why))) {
+	case 0:
+		log_info("%.40s: withdrawn by its client", id);
+		break;
+	case 1:
+		log_info("withdrawal refused: %s", why);
+		break;
+	default:
+		return conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot "
+		    "withdraw the approval (audit or database unavailable)");
+	}
+	return state_reply(c, m, id);
+}
+
 const struct msg_rule approvald_runnerd_rules[] = {
 	{ MSG_DECIDE, PAYLOAD_JSON, 0, 0, NULL, runner_decide },
 	{ MSG_APPROVAL_REQUEST, PAYLOAD_JSON, 0, 0, NULL, runner_request },
 	{ MSG_APPROVAL_SPEND, PAYLOAD_JSON, 0, 0, NULL, runner_spend },
+	{ MSG_APPROVAL_STATUS, PAYLOAD_JSON, 0, 0, NULL, runner_status },
+	{ MSG_APPROVAL_WITHDRAW, PAYLOAD_JSON, 0, 0, NULL, runner_withdraw },
 	{ 0, 0, 0, 0, NULL, NULL }
 };

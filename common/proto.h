@@ -41,6 +41,14 @@
 	/* runnerd -> mcpd, for a call that asked ("log"): one of its	\
 	   audit events, scrubbed: {"level","event","request_id","fields"} */ \
 	X(MSG_TOOL_LOG,		104,	0, "TOOL_LOG")			\
+	/* mcpd: a TOOL_CALL run once approval_id is approved; a	\
+	   denial, expiry or TOOL_CANCEL (withdraws it) ends it.	\
+	   {"tool","arguments","approval_id"}; answered as TOOL_CALL */	\
+	X(MSG_TOOL_AWAIT,	105,	0, "TOOL_AWAIT")		\
+	/* mcpd: {"plan_digest"}; runnerd: {"plan_digest","plan_text",	\
+	   "plan_json","working_dir"} or MSG_ERROR */			\
+	X(MSG_PLAN_READ,	106,	0, "PLAN_READ")			\
+	X(MSG_PLAN,		107,	0, "PLAN")			\
 	/* runnerd -> approvald over approval.sock; nothing approves. */	\
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
 	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \
@@ -52,6 +60,12 @@
 	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
 	/* {"approval_id","plan_digest"} */				\
 	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
+	/* {"approval_id"}: where it stands, never changing it */	\
+	X(MSG_APPROVAL_STATUS,	206,	0, "APPROVAL_STATUS")		\
+	/* {"approval_id","state","reason"} */				\
+	X(MSG_APPROVAL_STATE,	207,	0, "APPROVAL_STATE")		\
+	/* {"approval_id"}: its client gave up; answered APPROVAL_STATE */ \
+	X(MSG_APPROVAL_WITHDRAW, 208,	0, "APPROVAL_WITHDRAW")		\
 	/* approvalctl -> approvald over control.sock (operators). */	\
 	X(MSG_CTL_LIST,		300,	0, "CTL_LIST")	/* {"all"} or none */ \
 	X(MSG_CTL_SHOW,		301,	0, "CTL_SHOW")	/* {"approval_id"} */ \

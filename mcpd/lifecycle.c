@@ -51,6 +51,12 @@ static const struct {
 	{ "tools/call",		tools_call,	ERA_LEGACY | ERA_MODERN },
 	/* 2026-07-28 dropped it for _meta's logLevel (logging.c). */
 	{ "logging/setLevel",	logging_set_level, ERA_LEGACY },
+	{ "tasks/get",		tasks_get,	ERA_LEGACY },
+	{ "tasks/result",	tasks_payload,	ERA_LEGACY },
+	{ "tasks/cancel",	tasks_cancel,	ERA_LEGACY },
+	{ "tasks/list",		tasks_list,	ERA_LEGACY },
+	{ "resources/list",	resources_list,	ERA_LEGACY | ERA_MODERN },
+	{ "resources/read",	resources_read,	ERA_LEGACY | ERA_MODERN },
 };
 
 static void	n_initialized(const json_t *);
@@ -81,10 +87,11 @@ static const struct {
 } server_capabilities[] = {
 	{ "tools",	"{\"listChanged\": false}" },
 	{ "logging",	"{}" },
+	{ "resources",	"{\"subscribe\": false, \"listChanged\": false}" },
 };
 
 static json_t *
-capabilities(void)
+capabilities(int modern)
 {
 	json_t *caps, *v;
 	size_t i;
@@ -98,6 +105,11 @@ capabilities(void)
 			fatalx("capability %s", server_capabilities[i].name);
 		json_object_set_new(caps, server_capabilities[i].name, v);
 	}
+	/* Tasks are 2025-11-25's alone (tasks.c). */
+	if (tasks_offered(modern))
+		json_object_set_new(caps, "tasks", json_pack("{s:{}, s:{},"
+		    " s:{s:{s:{}}}}", "list", "cancel", "requests", "tools",
+		    "call"));
 	return caps;
 }
 
@@ -150,7 +162,7 @@ h_initialize(const struct mcp_req *req)
 	    json_string_value(json_object_get(info, "version")) ?: "?",
 	    asked, chosen);
 	rpc_result(req->id, json_pack("{s:s, s:o, s:o, s:s}",
-	    "protocolVersion", chosen, "capabilities", capabilities(),
+	    "protocolVersion", chosen, "capabilities", capabilities(0),
 	    "serverInfo", server_info(), "instructions", INSTRUCTIONS));
 }
 
@@ -165,7 +177,7 @@ h_discover(const struct mcp_req *req)
 {
 	mcp_reply(req, json_pack("{s:[s], s:o, s:s, s:i, s:s}",
 	    "supportedVersions", MCP_MODERN_VERSION,
-	    "capabilities", capabilities(), "instructions", INSTRUCTIONS,
+	    "capabilities", capabilities(1), "instructions", INSTRUCTIONS,
 	    "ttlMs", 0, "cacheScope", "private"));
 }
 

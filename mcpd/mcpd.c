@@ -63,6 +63,7 @@ main(int argc, char *argv[])
 		fatal("ev_add");
 	daemon_run();
 	tools_cancel_all();
+	tasks_cancel_all();
 	runner_drain();
 	return 0;
 }

@@ -7,6 +7,8 @@
  *   batch.c	JSON-RPC batches, for sessions on 2025-03-26
  *   logging.c	logging/setLevel, notifications/message of the calls' events
  *   tools.c	tools/list, tools/call and the calls in flight
+ *   tasks.c	tasks/get, result, cancel, list: calls run as tasks
+ *   resources.c	resources/list, read: the plans this client made
  *   runner.c	runner.sock, reconnected when runnerd restarts
  */
 #ifndef MCPD_H
@@ -128,10 +130,32 @@ void	 tools_fail_all(const char *);
 void	 tools_cancel_all(void);
 size_t	 tools_inflight(void);
 
+/* tasks.c */
+void	 tasks_start(const struct mcp_req *, const char *, const json_t *,
+	    const json_t *);
+int	 tasks_result(uint64_t, json_t *);
+int	 tasks_failed(uint64_t, const char *);
+void	 tasks_fail_all(const char *);
+void	 tasks_cancel_all(void);
+void	 tasks_get(const struct mcp_req *);
+void	 tasks_payload(const struct mcp_req *);
+void	 tasks_cancel(const struct mcp_req *);
+void	 tasks_list(const struct mcp_req *);
+int	 tasks_offered(int);
+
+/* resources.c */
+void	 resources_note(json_t *, int);
+void	 resources_list(const struct mcp_req *);
+void	 resources_read(const struct mcp_req *);
+void	 resources_plan(uint64_t, const void *, size_t);
+int	 resources_failed(uint64_t, const char *);
+void	 resources_fail_all(void);
+
 /* runner.c */
 void	 runner_connect(void);
 int	 runner_ready(void);
 int	 runner_send(uint32_t, uint64_t, const void *, size_t);
+int	 runner_send_json(uint32_t, uint64_t, json_t *);
 void	 runner_drain(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,10 +61,15 @@ static void
 runner_lost(const char *why)
 {
 	log_warnx("runner.sock: %s; reconnecting", why);
-	if (state == RUNNER_UP)
+	if (state == RUNNER_UP) {
 		tools_fail_all("runnerd went away before answering (stopped "
 		    "or restarted): the outcome of this call is unknown; "
 		    "check before calling again");
+		tasks_fail_all("runnerd went away (stopped or restarted) "
+		    "while it ran or waited: the outcome is unknown; check "
+		    "with approvalctl before calling again");
+		resources_fail_all();
+	}
 	ev_del(mcpd.runner.fd);
 	close(mcpd.runner.fd);
 	channel_clear(&mcpd.runner);
@@ -110,6 +116,9 @@ mcpd_dispatch_runner(struct msg *m)
 	case MSG_TOOL_RESULT:
 		tools_result(m->hdr.reqid, m->data, m->len);
 		break;
+	case MSG_PLAN:
+		resources_plan(m->hdr.reqid, m->data, m->len);
+		break;
 	case MSG_TOOL_LOG:
 		tools_log(m->hdr.reqid, m->data, m->len);
 		break;
@@ -118,7 +127,9 @@ mcpd_dispatch_runner(struct msg *m)
 			runner_fatal("malformed MSG_ERROR");
 		e = (struct msg_error *)m->data;
 		e->text[sizeof(e->text) - 1] = '\0';
-		tools_failed(m->hdr.reqid, e->text);
+		if (!tasks_failed(m->hdr.reqid, e->text) &&
+		    !resources_failed(m->hdr.reqid, e->text))
+			tools_failed(m->hdr.reqid, e->text);
 		break;
 	default:
 		runner_fatal(msg_type_name(m->hdr.type));
@@ -232,6 +243,21 @@ runner_send(uint32_t type, uint64_t reqid, const void *data, size_t len)
 		return -1;
 	ev_set(mcpd.runner.fd, POLLIN | POLLOUT);
 	return 0;
+}
+
+/* runner_send for a JSON payload (msg, taken; NULL: out of memory). */
+int
+runner_send_json(uint32_t type, uint64_t reqid, json_t *msg)
+{
+	char *payload;
+	int r;
+
+	if (msg == NULL || (payload = json_dumps(msg, JSON_COMPACT)) == NULL)
+		fatalx("cannot encode a message for runnerd");
+	json_decref(msg);
+	r = runner_send(type, reqid, payload, strlen(payload));
+	free(payload);
+	return r;
 }
 
 /* On the way out: give queued cancellations a moment to reach runnerd. */

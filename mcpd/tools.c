@@ -52,7 +52,7 @@ tool_enabled(const char *name)
 void
 tools_list(const struct mcp_req *req)
 {
-	json_t *list, *result;
+	json_t *list, *result, *tool;
 	size_t i;
 
 	/* One page holds every tool: no cursor was ever handed out. */
@@ -63,9 +63,14 @@ tools_list(const struct mcp_req *req)
 	}
 	if ((list = json_array()) == NULL)
 		fatal("tools/list");
-	for (i = 0; i < tools_count(); i++)
-		if (mcpd.conf.mcpd.tools & ((uint64_t)1 << i))
-			json_array_append_new(list, tool_describe(i));
+	for (i = 0; i < tools_count(); i++) {
+		if (!(mcpd.conf.mcpd.tools & ((uint64_t)1 << i)))
+			continue;
+		json_array_append_new(list, tool = tool_describe(i));
+		if (tasks_offered(req->modern))
+			json_object_set_new(tool, "execution", json_pack(
+			    "{s:s}", "taskSupport", "optional"));
+	}
 	result = json_pack("{s:o}", "tools", list);
 	if (req->modern) {
 		json_object_set_new(result, "ttlMs", json_integer(0));
@@ -171,19 +176,10 @@ progress_token(const json_t *params, json_t **token)
 static int
 forward(struct call *c, const char *tool, const json_t *args)
 {
-	json_t *msg;
-	char *payload;
-	int r;
-
-	msg = json_pack("{s:s, s:O, s:s, s:b, s:b}", "tool", tool,
-	    "arguments", args, "session_owner", mcpd.owner, "progress",
-	    c->token != NULL, "log", logging_wanted(c->log_level));
-	if (msg == NULL || (payload = json_dumps(msg, JSON_COMPACT)) == NULL)
-		fatalx("cannot encode a tool call");
-	json_decref(msg);
-	r = runner_send(MSG_TOOL_CALL, c->reqid, payload, strlen(payload));
-	free(payload);
-	return r;
+	return runner_send_json(MSG_TOOL_CALL, c->reqid, json_pack(
+	    "{s:s, s:O, s:s, s:b, s:b}", "tool", tool, "arguments", args,
+	    "session_owner", mcpd.owner, "progress", c->token != NULL, "log",
+	    logging_wanted(c->log_level)));
 }
 
 void
@@ -240,6 +236,13 @@ tools_call(const struct mcp_req *req)
 		reply_failure(req->id, req->modern, NULL, "runnerd is not "
 		    "reachable (stopped or restarting): the call was not run; "
 		    "mcpd reconnects on its own, try again shortly");
+		json_decref(args);
+		return;
+	}
+	if (tasks_offered(req->modern) &&
+	    json_is_object(json_object_get(req->params, "task"))) {
+		tasks_start(req, name, args, json_object_get(req->params,
+		    "task"));
 		json_decref(args);
 		return;
 	}
@@ -331,6 +334,28 @@ tools_progress(uint64_t reqid, const void *data, size_t len)
 	rpc_notify("notifications/progress", note);
 }
 
+/* runnerd's result as the client gets it, or NULL when malformed. */
+static json_t *
+call_result(const void *data, size_t len, const char *rid)
+{
+	json_t *r, *content, *sc, *iserr, *result = NULL;
+
+	r = parse_peer_json(data, len, "result", rid);
+	content = json_object_get(r, "content");
+	sc = json_object_get(r, "structuredContent");
+	iserr = json_object_get(r, "isError");
+	if (r != NULL && json_is_array(content) && (sc == NULL ||
+	    json_is_object(sc) || json_is_null(sc)) && (iserr == NULL ||
+	    json_is_boolean(iserr))) {
+		result = json_pack("{s:O, s:b}", "content", content, "isError",
+		    json_is_true(iserr));
+		if (json_is_object(sc))
+			json_object_set(result, "structuredContent", sc);
+	}
+	json_decref(r);
+	return result;
+}
+
 /* One of the call's audit events, for notifications/message. */
 void
 tools_log(uint64_t reqid, const void *data, size_t len)
@@ -350,35 +375,35 @@ tools_result(uint64_t reqid, const void *data, size_t len)
 {
 	struct mcp_req req;
 	struct call *c;
-	json_t *r, *content, *sc, *iserr, *result;
+	json_t *result;
+	char rid[REQID_STR_LEN];
 
-	if ((c = call_by_reqid(reqid)) == NULL) {
-		log_debug("result for a call no longer in flight");
+	reqid_format(reqid, rid);
+	c = call_by_reqid(reqid);
+	result = call_result(data, len, rid);
+	if (result != NULL)
+		resources_note(result, c != NULL && c->modern);
+	if (c == NULL) {
+		if (result == NULL)
+			tasks_failed(reqid, "runnerd sent a malformed result");
+		else if (!tasks_result(reqid, result)) {
+			log_debug("result for a call no longer in flight");
+			json_decref(result);
+		}
 		return;
 	}
-	r = parse_peer_json(data, len, "result", c->rid);
-	content = json_object_get(r, "content");
-	sc = json_object_get(r, "structuredContent");
-	iserr = json_object_get(r, "isError");
-	if (r == NULL || !json_is_array(content) ||
-	    (sc != NULL && !json_is_object(sc) && !json_is_null(sc)) ||
-	    (iserr != NULL && !json_is_boolean(iserr))) {
+	if (result == NULL) {
 		reply_failure(c->id, c->modern, c->rid, "runnerd sent a "
 		    "malformed result (%s)", c->rid);
-		json_decref(r);
 		call_free(c);
 		return;
 	}
-	result = json_pack("{s:O, s:b}", "content", content, "isError",
-	    json_is_true(iserr));
-	if (json_is_object(sc))
-		json_object_set(result, "structuredContent", sc);
-	log_info("%s: %s", c->rid, json_is_true(iserr) ? "failed" : "done");
+	log_info("%s: %s", c->rid, json_is_true(json_object_get(result,
+	    "isError")) ? "failed" : "done");
 	memset(&req, 0, sizeof(req));
 	req.id = c->id;
 	req.modern = c->modern;
 	mcp_reply(&req, result);
-	json_decref(r);
 	call_free(c);
 }
 

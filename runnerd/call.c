@@ -527,6 +527,7 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 		call_refuse(k, "tool.failed", "approvald gave no approval id");
 		return;
 	}
+	await_offer(k->conn, aid);
 	call_end(k, "tool.result", json_pack("{s:s, s:s}", "status",
 	    "pending_approval", "approval_id", aid), text_result(1, text,
 	    json_pack("{s:s, s:s, s:s, s:s?}", "status", "pending_approval",
@@ -817,7 +818,7 @@ requested(void *arg, const char *why)
 
 /* call: the parsed TOOL_CALL, borrowed. */
 void
-call_start(struct conn *c, struct msg *m, json_t *call)
+call_start(struct conn *c, uint64_t reqid, json_t *call)
 {
 	json_t *args;
 	struct call *k;
@@ -825,12 +826,12 @@ call_start(struct conn *c, struct msg *m, json_t *call)
 
 	if ((tool = json_string_value(json_object_get(call, "tool"))) ==
 	    NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TOOL_CALL");
+		conn_error(c, reqid, ERR_BADMSG, "bad TOOL_CALL");
 		return;
 	}
 	/* mcpd makes the ids: a repeat is its error, and no new call. */
-	if (call_find(m->hdr.reqid) != NULL) {
-		conn_error(c, m->hdr.reqid, ERR_BADMSG, "request id already "
+	if (call_find(reqid) != NULL) {
+		conn_error(c, reqid, ERR_BADMSG, "request id already "
 		    "in use");
 		return;
 	}
@@ -838,7 +839,7 @@ call_start(struct conn *c, struct msg *m, json_t *call)
 	if ((k = calloc(1, sizeof(*k))) == NULL || (k->tool = strdup(tool)) ==
 	    NULL)
 		fatal("call");
-	k->id = m->hdr.reqid;
+	k->id = reqid;
 	k->conn = c->id;
 	k->uid = c->cred.uid;
 	k->args = args != NULL ? json_deep_copy(args) : json_object();
@@ -907,6 +908,10 @@ tf_approval_reply(void *arg, json_t *reply, int fd, const char *why)
 	struct call *k = arg;
 
 	(void)fd;
+	if (why == NULL && json_is_string(json_object_get(reply,
+	    "approval_id")))
+		await_offer(k->conn, json_string_value(json_object_get(reply,
+		    "approval_id")));
 	call_finish(k, tf_pending_result(k, reply, why), json_pack(
 	    "{s:O*, s:O*}", "status", json_object_get(k->outcome, "status"),
 	    "approval_id", json_object_get(reply, "approval_id")));
@@ -956,6 +961,8 @@ call_cancel(struct conn *c, uint64_t id)
 {
 	struct call *k;
 
+	if (await_cancel(c, id))
+		return;
 	if ((k = call_find(id)) == NULL || k->conn != c->id)
 		return;
 	switch (k->state) {
@@ -997,6 +1004,7 @@ call_conn_closed(struct conn *c)
 			runnerd_backend->kill(k->id);
 	}
 	session_conn_closed(c->id);
+	await_conn_closed(c);
 }
 
 void

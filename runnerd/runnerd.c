@@ -17,7 +17,14 @@
 static int
 mcpd_tool_call(struct conn *c, struct msg *m, json_t *j)
 {
-	call_start(c, m, j);
+	call_start(c, m->hdr.reqid, j);
+	return 0;
+}
+
+static int
+mcpd_tool_await(struct conn *c, struct msg *m, json_t *j)
+{
+	await_start(c, m->hdr.reqid, j);
 	return 0;
 }
 
@@ -33,6 +40,8 @@ mcpd_tool_cancel(struct conn *c, struct msg *m, json_t *j)
 static const struct msg_rule mcpd_rules[] = {
 	{ MSG_TOOL_CALL, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_call },
 	{ MSG_TOOL_CANCEL, PAYLOAD_NONE, 0, 0, NULL, mcpd_tool_cancel },
+	{ MSG_TOOL_AWAIT, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_await },
+	{ MSG_PLAN_READ, PAYLOAD_JSON, 0, 0, NULL, plans_read },
 	{ 0, 0, 0, 0, NULL, NULL }
 };
 

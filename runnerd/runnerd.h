@@ -115,7 +115,7 @@ struct call {
 
 /* call.c */
 struct call *call_find(uint64_t);
-void	call_start(struct conn *, struct msg *, json_t *);
+void	call_start(struct conn *, uint64_t, json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_finish(struct call *, json_t *, json_t *);
@@ -126,6 +126,16 @@ void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+/* await.c: a call that waits for a person's approval (MSG_TOOL_AWAIT) */
+void	await_offer(uint32_t, const char *);
+void	await_start(struct conn *, uint64_t, json_t *);
+int	await_cancel(struct conn *, uint64_t);
+void	await_conn_closed(struct conn *);
+
+/* plans.c: the plans made, as MCP resources */
+void	plans_keep(const struct call *, const json_t *);
+int	plans_read(struct conn *, struct msg *, json_t *);
 
 /* progress.c: MSG_TOOL_PROGRESS, when the client asked for it */
 void	progress_send(struct call *, const char *, ...)

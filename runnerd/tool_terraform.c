@@ -504,6 +504,7 @@ tf_result(struct call *k, json_t *r)
 		return apply_result(k, r);
 	if ((summary = plan_summary(k, r, why, sizeof(why))) == NULL)
 		return tf_failed(k, r, why);
+	plans_keep(k, r);
 	/* Shown with the approval: the files the apply will run from. */
 	if (json_is_string(json_object_get(r, "snapshot_digest")))
 		json_object_set(summary, "snapshot_digest",

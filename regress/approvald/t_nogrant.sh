@@ -10,8 +10,10 @@ none_granted()
 	$CTL -j list --all > all.json
 	python3 -c '
 import json, sys
+# Withdrawn (APPROVAL_WITHDRAW) reads as denied: never granted.
 bad = [e["approval_id"] + " " + e["state"] for e in json.load(open("all.json"))
-       if e["state"] not in ("pending",)]
+       if e["state"] != "pending" and not (e["state"] == "denied" and
+       (e["reason"] or "").startswith("withdrawn"))]
 if bad:
     sys.exit("granted: " + ", ".join(bad))
 ' || atf_fail "an approval left the pending state"
@@ -20,7 +22,7 @@ if bad:
 atf_test_case approval_sock cleanup
 approval_sock_head()
 {
-	atf_set descr "every message type on approval.sock: only DECIDE, APPROVAL_REQUEST and APPROVAL_SPEND are served, none approves"
+	atf_set descr "every message type on approval.sock: only DECIDE, APPROVAL_REQUEST, APPROVAL_SPEND, APPROVAL_STATUS and APPROVAL_WITHDRAW are served, none approves"
 }
 approval_sock_body()
 {
@@ -31,12 +33,15 @@ approval_sock_body()
 	$CLIENT every run/approval.sock "$id" > every.out
 	# Anything else is refused as unexpected; type 0 is no frame at all.
 	atf_check -s ignore -o empty -x "grep -v -e '^PING' -e '^DECIDE ' \
-	    -e '^APPROVAL_REQUEST ' -e '^APPROVAL_SPEND ' every.out |
+	    -e '^APPROVAL_REQUEST ' -e '^APPROVAL_SPEND ' \
+	    -e '^APPROVAL_STATUS ' -e '^APPROVAL_WITHDRAW ' every.out |
 	    grep -v -e '-> ERROR 2 unexpected ' -e '^NONE .* -> CLOSED\$'"
 	atf_check -o match:"^APPROVAL_SPEND json -> ERROR 1 approval $id is pending, not approved" \
 	    -o match:"^DECIDE json -> DECISION" \
 	    -o match:"^PING empty -> PONG approvald" \
 	    -o match:"^CTL_APPROVE json -> ERROR 2 unexpected CTL_APPROVE" \
+	    -o match:'^APPROVAL_STATUS json -> APPROVAL_STATE .*"state":"pe' \
+	    -o match:'^APPROVAL_WITHDRAW json -> APPROVAL_STATE .*"state":"de' \
 	    cat every.out
 	none_granted
 	atf_check -o match:"alive" $CTL ping

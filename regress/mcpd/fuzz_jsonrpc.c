@@ -2,7 +2,8 @@
  * libFuzzer target: bytes from the client, through the line reader,
  * the JSON-RPC classifier and every MCP method mcpd serves.  runner.c
  * is replaced by the stubs below, so a tools/call that passes its
- * checks is "forwarded" to nowhere and cancelled after each input.
+ * checks is "forwarded" to nowhere and cancelled after each input,
+ * with any task it made.
  * Built and run by make fuzz (clang-14), without mcpd/runner.o.
  */
 #include <fcntl.h>
@@ -29,6 +30,15 @@ runner_send(uint32_t type, uint64_t reqid, const void *data, size_t len)
 	(void)reqid;
 	(void)data;
 	(void)len;
+	return 0;
+}
+
+int
+runner_send_json(uint32_t type, uint64_t reqid, json_t *msg)
+{
+	(void)type;
+	(void)reqid;
+	json_decref(msg);
 	return 0;
 }
 
@@ -72,5 +82,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	lr_free(&lr);
 	tools_cancel_all();
+	tasks_cancel_all();
 	return 0;
 }

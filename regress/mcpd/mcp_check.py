@@ -726,13 +726,96 @@ def s_real_restart(m):
     check(m.close() == 0, "exit status")
 
 
+def task_call(m, name, args, task):
+    return m.call("tools/call", {"name": name, "arguments": args,
+                                 "task": task})
+
+
+def s_tasks(m):
+    """Tasks under 2025-11-25, and each bad input to tasks/* and resources/*."""
+    r = m.initialize()["result"]
+    check(r["capabilities"]["tasks"]["requests"]["tools"]["call"] == {} and
+          "resources" in r["capabilities"], "capabilities %r" % r)
+    tools = m.call("tools/list")["result"]["tools"]
+    check(all(t["execution"]["taskSupport"] == "optional" for t in tools),
+          "taskSupport %r" % tools)
+    r = task_call(m, "k8s_get_pod_status", {"namespace": "default"},
+                  {"ttl": -5})
+    check(error_code(r) == -32602, "negative ttl: %r" % r)
+    r = task_call(m, "k8s_get_pod_status", {"namespace": "default"},
+                  {"ttl": 60000})
+    task = r["result"]["task"]
+    check(task["status"] == "working" and task["ttl"] == 60000 and
+          task["taskId"].startswith("task-") and "createdAt" in task,
+          "created %r" % r)
+    tid = task["taskId"]
+    r = m.call("tasks/result", {"taskId": tid})["result"]
+    check(r["structuredContent"]["pods"][0]["name"] == "web-1" and
+          r["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] ==
+          tid, "tasks/result %r" % r)
+    r = m.call("tasks/get", {"taskId": tid})["result"]
+    check(r["status"] == "completed", "tasks/get %r" % r)
+    check(any(n.get("method") == "notifications/tasks/status" and
+              n["params"]["taskId"] == tid and
+              n["params"]["status"] == "completed" for n in m.pending),
+          "notifications/tasks/status %r" % m.pending)
+    r = m.call("tasks/cancel", {"taskId": tid})
+    check(error_code(r) == -32602, "cancelling a finished task: %r" % r)
+    # A running call cancelled: runnerd is told, the task says so.
+    r = task_call(m, "run_shell", {"command": "sleep 3"}, {})
+    tid = r["result"]["task"]["taskId"]
+    r = m.call("tasks/cancel", {"taskId": tid})["result"]
+    check(r["status"] == "cancelled", "cancelled %r" % r)
+    check(wait_for(lambda: any(f["type"] == "cancel" for f in forwarded())),
+          "runnerd was not told: %r" % forwarded())
+    r = m.call("tasks/cancel", {"taskId": tid})
+    check(error_code(r) == -32602, "cancelling twice: %r" % r)
+    r = m.call("tasks/result", {"taskId": tid})["result"]
+    check(r["isError"] is True, "a cancelled task's result %r" % r)
+    for method, params in [("tasks/get", {}), ("tasks/get", {"taskId": 5}),
+                           ("tasks/result", {"taskId": "task-nope"}),
+                           ("tasks/cancel", {"taskId": "task-nope"}),
+                           ("tasks/list", {"cursor": 7}),
+                           ("tasks/list", {"cursor": "task-nope"}),
+                           ("resources/read", {}),
+                           ("resources/list", {"cursor": "x"})]:
+        r = m.call(method, params)
+        check(error_code(r) == -32602, "%s %r: %r" % (method, params, r))
+    r = m.call("tasks/list")["result"]
+    check(len(r["tasks"]) == 2 and "nextCursor" not in r, "list %r" % r)
+    for uri in ["plan://" + "0" * 64, "plan://x", "file:///etc/passwd"]:
+        r = m.call("resources/read", {"uri": uri})
+        check(error_code(r) == -32002 and
+              r["error"]["data"]["uri"] == uri, "read %s: %r" % (uri, r))
+    check(m.call("resources/list")["result"]["resources"] == [],
+          "resources/list")
+    check(not any(f["type"] == "unknown" for f in forwarded()),
+          "a bad request reached runnerd: %r" % forwarded())
+    m.alive()
+
+
+def s_tasks_older(m):
+    """Before 2025-11-25 there are no tasks: params.task is ignored."""
+    r = m.initialize("2025-06-18")["result"]
+    check("tasks" not in r["capabilities"], "capabilities %r" % r)
+    tools = m.call("tools/list")["result"]["tools"]
+    check(all("execution" not in t for t in tools), "tools %r" % tools)
+    r = task_call(m, "k8s_get_pod_status", {"namespace": "default"}, {})
+    check("task" not in r["result"] and
+          r["result"]["structuredContent"]["pods"], "plain result %r" % r)
+    for method in ["tasks/list", "tasks/get"]:
+        r = m.call(method, {"taskId": "task-x"})
+        check(error_code(r) == -32601, "%s %r" % (method, r))
+
+
 SCENARIOS = {
     "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
     "logging": s_logging, "logging_modern": s_logging_modern,
     "cancel": s_cancel, "timeout": s_timeout, "inflight": s_inflight,
     "eof": s_eof, "runner_gone": s_runner_gone,
     "runner_down": s_runner_down, "runner_back": s_runner_back,
-    "real_restart": s_real_restart,
+    "real_restart": s_real_restart, "tasks": s_tasks,
+    "tasks_older": s_tasks_older,
 }
 
 

@@ -42,7 +42,8 @@ scenario()
 }
 
 for s in malformed lifecycle modern batch logging logging_modern calls \
-    cancel timeout inflight eof runner_gone runner_down runner_back; do
+    cancel timeout inflight eof runner_gone runner_down runner_back tasks \
+    tasks_older; do
 	eval "
 atf_test_case $s cleanup
 ${s}_head() { atf_set timeout 120; }
@@ -62,6 +63,8 @@ eof_body() { scenario eof; }
 runner_gone_body() { scenario runner_gone; }
 runner_down_body() { scenario runner_down; }
 runner_back_body() { scenario runner_back; }
+tasks_body() { scenario tasks; }
+tasks_older_body() { scenario tasks_older; }
 
 timeout_body()
 {
@@ -126,7 +129,7 @@ atf_init_test_cases()
 {
 	for s in malformed lifecycle modern batch logging logging_modern \
 	    calls cancel timeout inflight eof runner_gone runner_down \
-	    runner_back; do
+	    runner_back tasks tasks_older; do
 		atf_add_test_case $s
 	done
 	atf_add_test_case real_restart
