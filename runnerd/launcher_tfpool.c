@@ -90,16 +90,17 @@ const char *
 tfpool_script(const json_t *req)
 {
 	const json_t *argv = json_object_get(req, "argv");
-	const char *script;
+	const char *shell, *flag, *script;
 
+	shell = json_string_value(json_array_get(argv, 0));
+	flag = json_string_value(json_array_get(argv, 1));
+	script = json_string_value(json_array_get(argv, 2));
 	if (!json_is_true(json_object_get(req, "poolable")) ||
 	    json_array_size(json_object_get(req, "egress")) > 0 ||
 	    json_object_get(req, "files_in") != NULL ||
-	    json_array_size(argv) != 3 ||
-	    strcmp(json_string_value(json_array_get(argv, 0)), "/bin/sh") ||
-	    strcmp(json_string_value(json_array_get(argv, 1)), "-c") ||
-	    (script = json_string_value(json_array_get(argv, 2))) == NULL ||
-	    strchr(script, '\n') != NULL)
+	    json_array_size(argv) != 3 || shell == NULL || flag == NULL ||
+	    script == NULL || strcmp(shell, "/bin/sh") != 0 ||
+	    strcmp(flag, "-c") != 0 || strchr(script, '\n') != NULL)
 		return NULL;
 	return script;
 }
