@@ -12,7 +12,7 @@ pool_setup()
 	command -v terraform >/dev/null || atf_skip "terraform is not installed"
 	mkdir -p tf/marked tf/reader
 	cp -R "$(as_src)/terraform/demo" tf/
-	cp tf/demo/main.tf tf/marked/
+	cp tf/demo/* tf/marked/
 	echo "only the marked module has this" > tf/marked/marker.txt
 	cat > tf/reader/main.tf <<'TF'
 output "seen" {
