@@ -20,6 +20,7 @@ launcher is its child, shown beside it.
 
 usage: regress/runnerd/bench_terraform.py BUILD_DIR [ROUNDS]     (as root)
 """
+import datetime
 import json
 import os
 import shutil
@@ -122,6 +123,36 @@ def runsc_do(module, rounds):
     return plans, applies
 
 
+def when(event):
+    """An audit event's time, in ms since the epoch."""
+    t = datetime.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000
+
+
+def phases(audit):
+    """Each terraform_plan's phases from the audit log, in ms: before the
+    sandbox (policy, credential), in it (claim or start, copy-in, init,
+    plan), and after it (render, copy-out, result)."""
+    calls, start = [], {}
+    with open(audit) as f:
+        for line in f:
+            e = json.loads(line)
+            name = e["event"]
+            if name == "tool.request" and \
+                    e["fields"].get("tool") != "terraform_plan":
+                continue
+            if name in ("tool.request", "sandbox.started"):
+                start[name] = when(e)
+            elif name == "sandbox.completed" and "tool.request" in start:
+                ran = e["fields"].get("duration_ms", 0)
+                calls.append((start["sandbox.started"] -
+                              start["tool.request"], ran,
+                              when(e) - start["sandbox.started"] - ran))
+            elif name == "tool.result":
+                start.clear()
+    return calls
+
+
 def private_kib(pid):
     """Private_Clean + Private_Dirty of pid, in KiB."""
     kib = 0
@@ -183,7 +214,7 @@ def suite(build, w, rounds, pool):
     finally:
         mcp.close()
         daemons.close()
-    return plans, applies, fresh, idle
+    return plans, applies, fresh, idle, phases(f"{w}/var/audit.jsonl")
 
 
 def main():
@@ -194,8 +225,9 @@ def main():
             shutil.copytree(f"{TOP}/terraform/demo", f"{w}/{where}/demo")
         med["bare"] = bare(f"{w}/bare/demo", rounds)
         med["runsc do"] = runsc_do(f"{w}/runsc/demo", rounds)
-        med["pool off"] = suite(build, f"{w}/off", rounds, 0)[:2]
-        *med["pool on"], fresh, idle = suite(build, f"{w}/on", rounds, 2)
+        *med["pool off"], _, _, cold = suite(build, f"{w}/off", rounds, 0)
+        *med["pool on"], fresh, idle, warm = suite(build, f"{w}/on",
+                                                   rounds, 2)
     for i, name in enumerate(("plan", "apply")):
         m = {k: statistics.median(v[i]) for k, v in med.items()}
         print(f"terraform {name} (median of {rounds}): bare {m['bare']:.0f} "
@@ -206,6 +238,13 @@ def main():
             print(f"  {k}: {m[k] / m['runsc do']:.2f}x runsc do "
                   f"(target {1.25 if k == 'pool off' else 1.0:.2f}), "
                   f"{m[k] / m['bare']:.2f}x bare")
+    print("where a terraform_plan's time goes (median ms: before the "
+          "sandbox / "
+          "in it / after it, render included):")
+    for k, calls in (("pool off", cold), ("pool on", warm)):
+        print(f"  {k}: " + " / ".join(
+            f"{statistics.median(c[i] for c in calls):.0f}"
+            for i in range(3)))
     print("private memory (Private_Clean + Private_Dirty), fresh / idle "
           "after the rounds (target < 2 MiB, approvald < 4 MiB):")
     for k in fresh:
