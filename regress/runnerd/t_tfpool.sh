@@ -119,16 +119,19 @@ teardown_body()
 	pool_setup 2
 	wait_containers 2
 	containers > pool.txt
+	# So that the checks below can fail: their cgroups are there now.
+	ls -d /sys/fs/cgroup/*/agent-sandbox/"$(head -1 pool.txt)" \
+	    /sys/fs/cgroup/agent-sandbox/"$(head -1 pool.txt)" 2>/dev/null |
+	    grep -q . || atf_fail "no cgroup found for a running sandbox"
 	as_stop
 	[ -z "$(containers)" ] || atf_fail "containers left: $(containers)"
 	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
-	for cid in $(cat pool.txt); do
+	while read -r cid; do
 		! ls -d /sys/fs/cgroup/*/agent-sandbox/"$cid" \
 		    /sys/fs/cgroup/agent-sandbox/"$cid" 2>/dev/null ||
 		    atf_fail "cgroup of $cid left"
-	done
-	! ps -eo args | grep -F -- "$(pwd)/var/runner" | grep -qv grep ||
-	    atf_fail "processes left"
+	done < pool.txt
+	! pgrep -f -- "$(pwd)/var/runner" >/dev/null || atf_fail "processes left"
 }
 teardown_cleanup()
 {
