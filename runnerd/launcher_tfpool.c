@@ -84,7 +84,8 @@ tfpool_mounts(const struct as_config *conf, const char *dir, json_t *mounts)
 /*
  * The script of a request a pooled sandbox can run: terraform's (it
  * asks for the pool), ["/bin/sh", "-c", one line], with no egress
- * (a pooled sandbox has no network) and no files_in; else NULL.
+ * (a pooled sandbox has no network), no files_in and not the agent's
+ * own code (whose limits differ, launcher_bundle.c); else NULL.
  */
 const char *
 tfpool_script(const json_t *req)
@@ -96,6 +97,7 @@ tfpool_script(const json_t *req)
 	flag = json_string_value(json_array_get(argv, 1));
 	script = json_string_value(json_array_get(argv, 2));
 	if (!json_is_true(json_object_get(req, "poolable")) ||
+	    json_is_true(json_object_get(req, "agent_code")) ||
 	    json_array_size(json_object_get(req, "egress")) > 0 ||
 	    json_object_get(req, "files_in") != NULL ||
 	    json_array_size(argv) != 3 || shell == NULL || flag == NULL ||

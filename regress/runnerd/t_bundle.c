@@ -85,6 +85,8 @@ ATF_TC_BODY(pool_requests, tc)
 	    "\"poolable\":true,\"egress\":[\"h:443\"]}"));
 	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"x\"],"
 	    "\"poolable\":true,\"files_in\":{\"a\":\"b\"}}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"x\"],"
+	    "\"poolable\":true,\"agent_code\":true}"));
 	ATF_CHECK(!poolable("{\"argv\":[\"/bin/bash\",\"-c\",\"x\"],"
 	    "\"poolable\":true}"));
 	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\"],\"poolable\":true}"));
