@@ -153,6 +153,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "audit_spool_max", NUM(YF_BYTES, struct runnerd_conf, audit_spool_max, 64 * KB, 64 * GB) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
 	{ "terraform_mirror", STR(struct runnerd_conf, terraform_mirror) },
+	{ "terraform_pool", NUM(YF_INT, struct runnerd_conf, terraform_pool, 0, 16) },
 	{ "session_agent", STR(struct runnerd_conf, session_agent) },
 	{ "session_idle", NUM(YF_SECONDS, struct runnerd_conf, session_idle, 1, 7 * 86400) },
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
@@ -678,7 +679,8 @@ config_print(const struct as_config *c)
 	    c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
 	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);
-	printf("  terraform_mirror: \"%s\"\n", c->runnerd.terraform_mirror);
+	printf("  terraform_mirror: \"%s\"\n  terraform_pool: %ld\n",
+	    c->runnerd.terraform_mirror, c->runnerd.terraform_pool);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
 	    "  sessions_per_user: %ld\n  warm_pool: %ld\n",

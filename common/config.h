@@ -60,6 +60,7 @@ struct runnerd_conf {
 	long		sessions_max;	/* open sessions, all clients */
 	long		sessions_per_user;	/* per uid of mcpd's connections */
 	long		warm_pool;	/* session sandboxes started ahead */
+	long		terraform_pool;	/* terraform sandboxes started ahead */
 };
 
 /* runnerd's kubernetes backend (runnerd.backend: kubernetes). */

@@ -4,10 +4,18 @@
  * are read here up to the cap; a deadline timer; every process of its
  * cgroup killed on deadline, cap or LMSG_KILL; and the bundle, cgroup
  * and container removed before the result goes back.  No retries.
+ *
+ * With runnerd.terraform_pool, terraform's sandboxes are started ahead,
+ * each waiting for the one call that claims it (launcher_tfpool.c); a
+ * claimed one is then a one-shot sandbox like any other, and the pool
+ * is refilled when a call ends, so that a start does not compete with
+ * a call for the CPU.
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
 #include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -21,6 +29,7 @@
 
 #include "event.h"
 #include "frame.h"
+#include "io.h"
 #include "launcher.h"
 #include "sessbox.h"
 #include "log.h"
@@ -51,6 +60,8 @@ struct sbx {
 	json_t			*planned;	/* the plan's result, rendering */
 	struct phase		 phase;
 	char			 rwork[PATH_MAX];
+	int			 waiting;	/* in the pool, unclaimed */
+	int			 script_fd;	/* a waiting one's stdin */
 };
 
 static const struct as_config	*conf;
@@ -59,6 +70,7 @@ static char			 rootfs[PATH_MAX];
 static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
 
 static void	 sbx_finish(struct sbx *);
+static void	 pool_refill(void);
 
 /*
  * Frames bytes for the engine; -1 when they do not fit.  What the
@@ -339,6 +351,8 @@ sbx_free(struct sbx *s)
 	capture_close(&s->out);
 	capture_close(&s->err);
 	phase_close(&s->phase);
+	if (s->script_fd != -1)
+		close(s->script_fd);
 	TAILQ_REMOVE(&sbxs, s, entry);
 	free(s->out.buf);
 	free(s->err.buf);
@@ -363,7 +377,8 @@ sbx_watch(struct sbx *s, pid_t pid, int out, int err)
 		fatal("launcher: ev_add");
 	if (s->timer)
 		ev_timer_cancel(s->timer);
-	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	s->timer = s->waiting ? 0 :
+	    ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
 	return 0;
 }
 
@@ -427,6 +442,12 @@ sbx_finish(struct sbx *s)
 	if (s->err.fd != -1)
 		capture_read(s, &s->err);
 	phase_read(&s->phase);
+	if (s->waiting) {
+		log_warnx("terraform pool: sandbox %s exited unclaimed", s->cid);
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		return;
+	}
 	if ((r = s->planned) != NULL) {
 		s->planned = NULL;
 		err = strndup(s->err.buf, s->err.len);
@@ -443,6 +464,7 @@ sbx_finish(struct sbx *s)
 	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
 		done_failed(s->id, "cannot send the result: too large or out of memory");
 	sbx_free(s);
+	pool_refill();
 }
 
 /*
@@ -478,14 +500,12 @@ runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
 	_exit(127);
 }
 
+/* runsc for s, with stdin in (-1: /dev/null), which it closes. */
 static int
-sbx_spawn(struct sbx *s, json_t *egress)
+sbx_spawn(struct sbx *s, json_t *egress, int in)
 {
-	int out[2], err[2], in, egressfd = -1;
+	int out[2], err[2], egressfd = -1;
 
-	if (phase_open(&s->phase, s->id, json_object_get(s->req, "phases"),
-	    &in) == -1)
-		return -1;
 	if (pipe2(out, O_CLOEXEC) == -1)
 		goto fail_in;
 	if (pipe2(err, O_CLOEXEC) == -1) {
@@ -520,46 +540,201 @@ fail_in:
 	return -1;
 }
 
+/*
+ * A new sandbox's record, for call id with container cid, in the list;
+ * NULL and why when it cannot be had.
+ */
+static struct sbx *
+sbx_new(uint64_t id, uint64_t cid, char *why, size_t whylen)
+{
+	struct sbx *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	s->id = id;
+	s->out.fd = s->err.fd = s->phase.fd = s->script_fd = -1;
+	s->proxy = -1;
+	s->started = ev_now_ms();
+	container_id(cid, s->cid);
+	TAILQ_INSERT_TAIL(&sbxs, s, entry);
+	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
+	    conf->runnerd.state_dir, s->cid) == -1)
+		snprintf(why, whylen, "state_dir: %s", strerror(errno));
+	else if ((s->out.buf = malloc(conf->runnerd.output_max)) == NULL ||
+	    (s->err.buf = malloc(conf->runnerd.output_max)) == NULL)
+		snprintf(why, whylen, "out of memory");
+	else if (cgroup_create(conf, s->cid) == -1)
+		snprintf(why, whylen, "cgroup: %s", strerror(errno));
+	else
+		return s;
+	(void)sbx_cleanup(s);
+	sbx_free(s);
+	return NULL;
+}
+
+static size_t
+pool_size(void)
+{
+	struct sbx *s;
+	size_t n = 0;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->waiting && s->killed == NULL)
+			n++;
+	return n;
+}
+
+/* A pooled sandbox, started; its shell waits on s->script_fd. */
+static int
+pool_spawn(char *why, size_t whylen)
+{
+	struct sbx *s;
+	json_t *req;
+	uint64_t rnd;
+	int sp[2];
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		snprintf(why, whylen, "getrandom: %s", strerror(errno));
+		return -1;
+	}
+	if ((s = sbx_new(0, rnd, why, whylen)) == NULL)
+		return -1;
+	s->waiting = 1;
+	req = tfpool_box_request();
+	if (req == NULL || bundle_create(conf, s->dir, s->cid, rootfs, req,
+	    -1) == -1 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sp) == -1) {
+		snprintf(why, whylen, "bundle: %s", strerror(errno));
+		json_decref(req);
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		return -1;
+	}
+	json_decref(req);
+	s->script_fd = sp[0];
+	if (sbx_spawn(s, NULL, sp[1]) == -1) {
+		snprintf(why, whylen, "runsc: %s", strerror(errno));
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+pool_refill(void)
+{
+	char why[256];
+
+	while (pool_size() < (size_t)conf->runnerd.terraform_pool)
+		if (pool_spawn(why, sizeof(why)) == -1) {
+			log_warnx("terraform pool: %s", why);
+			return;
+		}
+}
+
+/* The oldest waiting sandbox (the likeliest to be up), or NULL. */
+static struct sbx *
+pool_claim(void)
+{
+	struct sbx *s;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->waiting && s->killed == NULL)
+			return s;
+	return NULL;
+}
+
+/*
+ * Call id takes the pooled sandbox s: its workspace, providers and
+ * credential are put in place, then its script is the line the shell
+ * waits for, and the deadline starts.  Why it failed, or "".
+ */
+static void
+pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
+    const char *script, char *why, size_t whylen)
+{
+	char work[PATH_MAX];
+	int fd = s->script_fd;
+
+	log_debug("terraform pool: sandbox %s runs %016llx", s->cid,
+	    (unsigned long long)id);
+	s->waiting = 0;
+	s->id = id;
+	s->started = ev_now_ms();
+	s->req = json_incref(req);
+	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	if (tfpool_claim(conf, s->dir, req, credfd, why, whylen) == -1 ||
+	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    workspace_seed_confined(conf, work, req, why, whylen) == -1)
+		return;
+	s->script_fd = -1;
+	if (write_full(fd, script, strlen(script)) == -1 ||
+	    write_full(fd, "\n", 1) == -1 ||
+	    phase_adopt(&s->phase, id, json_object_get(req, "phases"), fd) ==
+	    -1) {
+		close(fd);
+		snprintf(why, whylen, "terraform pool: %s", strerror(errno));
+		return;
+	}
+	why[0] = '\0';
+}
+
+/*
+ * A pooled sandbox that cannot run the call that claimed it: killed and
+ * waited for here, so that it does not report as that call's.
+ */
+static void
+pool_discard(struct sbx *s)
+{
+	sbx_kill(s, "killed");
+	if (s->runsc > 0) {
+		kill(s->runsc, SIGKILL);
+		(void)waitpid(s->runsc, NULL, 0);
+	}
+	(void)sbx_cleanup(s);
+	sbx_free(s);
+}
+
 static void
 sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 {
+	const char *script;
 	json_t *req;
 	struct sbx *s;
 	char why[256], work[PATH_MAX];
+	int in;
 
 	if ((req = json_loadb((const char *)data, len, 0, NULL)) == NULL ||
 	    !request_ok(req) || !workspace_request_ok(conf, req) ||
-	    !phase_request_ok(json_object_get(req, "phases")) ||
-	    (s = calloc(1, sizeof(*s))) == NULL) {
+	    !phase_request_ok(json_object_get(req, "phases"))) {
 		json_decref(req);
 		if (credfd != -1)
 			close(credfd);
 		done_failed(id, "bad request");
 		return;
 	}
-	s->id = id;
-	s->out.fd = s->err.fd = s->phase.fd = -1;
-	s->proxy = -1;
-	s->started = ev_now_ms();
-	s->req = json_incref(req);
-	container_id(id, s->cid);
-	TAILQ_INSERT_TAIL(&sbxs, s, entry);
-	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
-	    conf->runnerd.state_dir, s->cid) == -1)
-		snprintf(why, sizeof(why), "state_dir: %s", strerror(errno));
-	else if ((s->out.buf = malloc(conf->runnerd.output_max)) == NULL ||
-	    (s->err.buf = malloc(conf->runnerd.output_max)) == NULL)
-		snprintf(why, sizeof(why), "out of memory");
-	else if (cgroup_create(conf, s->cid) == -1)
-		snprintf(why, sizeof(why), "cgroup: %s", strerror(errno));
-	else if (bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) ==
-	    -1)
+	if ((script = tfpool_script(req)) != NULL &&
+	    (s = pool_claim()) != NULL) {
+		pool_use(s, id, req, credfd, script, why, sizeof(why));
+		if (why[0] != '\0') {
+			pool_discard(s);
+			s = NULL;
+		}
+	} else if ((s = sbx_new(id, id, why, sizeof(why))) == NULL)
+		;	/* why says it */
+	else if ((s->req = json_incref(req)) == NULL ||
+	    bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) == -1)
 		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
 	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
 	    workspace_seed_confined(conf, work, req, why, sizeof(why)) ==
 	    -1)
 		;	/* why says it */
-	else if (sbx_spawn(s, json_object_get(req, "egress")) == -1)
+	else if (phase_open(&s->phase, s->id, json_object_get(req, "phases"),
+	    &in) == -1 || sbx_spawn(s, json_object_get(req, "egress"), in) ==
+	    -1)
 		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
 	else
 		why[0] = '\0';
@@ -567,8 +742,10 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 		close(credfd);
 	json_decref(req);
 	if (why[0] != '\0') {
-		(void)sbx_cleanup(s);
-		sbx_free(s);
+		if (s != NULL) {
+			(void)sbx_cleanup(s);
+			sbx_free(s);
+		}
 		done_failed(id, why);
 	}
 }
@@ -579,7 +756,7 @@ sbx_find(uint64_t id)
 	struct sbx *s;
 
 	TAILQ_FOREACH(s, &sbxs, entry)
-		if (s->id == id)
+		if (s->id == id && !s->waiting)
 			return s;
 	return NULL;
 }
@@ -674,7 +851,8 @@ launcher_shutdown(void)
 
 	sessbox_shutdown();
 	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
-		journal_note(s->id, NULL);
+		if (!s->waiting)
+			journal_note(s->id, NULL);
 		sbx_kill(s, "killed");
 		if (s->runsc > 0) {
 			kill(s->runsc, SIGKILL);
@@ -712,6 +890,7 @@ launcher_main(const struct as_config *c, int fd)
 		json_object_set_new(swept, "journal", journal);
 	engine_send(LMSG_SWEPT, 0, swept);
 	launcher_sessions(conf, rootfs);
+	pool_refill();
 	if (ev_add(fd, POLLIN | POLLOUT, launcher_engine_event, NULL) == -1)
 		fatal("launcher: ev_add");
 	if (ev_loop() == -1)

@@ -41,6 +41,7 @@ struct phase {
 };
 int	 phase_request_ok(const json_t *);
 int	 phase_open(struct phase *, uint64_t, json_t *, int *);
+int	 phase_adopt(struct phase *, uint64_t, json_t *, int);
 void	 phase_read(struct phase *);
 void	 phase_report(struct phase *, const char *);
 void	 phase_close(struct phase *);
@@ -75,12 +76,21 @@ int	 pathf(char *, size_t, const char *, ...)
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
+int	 credential_write(const char *, int);
+int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
 int	 rm_tree(const char *);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
+
+/* launcher_tfpool.c: the terraform pool's sandboxes */
+json_t	*tfpool_box_request(void);
+int	 tfpool_mounts(const struct as_config *, const char *, json_t *);
+const char *tfpool_script(const json_t *);
+int	 tfpool_claim(const struct as_config *, const char *, const json_t *,
+	    int, char *, size_t);
 
 /* launcher_confine.c: the launcher's reads of agent trees, under Landlock */
 struct sandbox_paths;

@@ -30,7 +30,7 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", "run/providers", NULL
+	"run/secrets", "run/providers", "run/mirror", NULL
 };
 
 void
@@ -141,8 +141,12 @@ request_ok(json_t *req)
 	argv = json_object_get(req, "argv");
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
 		return 0;
-	/* Only the launcher makes session bundles (launcher_session.c). */
-	if (json_object_get(req, "session") != NULL)
+	/*
+	 * Only the launcher makes session bundles (launcher_session.c)
+	 * and pooled ones (launcher_tfpool.c).
+	 */
+	if (json_object_get(req, "session") != NULL ||
+	    json_object_get(req, "pooled") != NULL)
 		return 0;
 	json_array_foreach(argv, i, v)
 		if (!json_is_string(v))
@@ -227,9 +231,12 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 	return m;
 }
 
-/* dir/HOST/NAMESPACE/TYPE, a mount point in the plugin directory. */
-static int
-mount_point(const char *dir, const char *name)
+/*
+ * dir/HOST/NAMESPACE/TYPE (or deeper), made with the directories on the
+ * way: a mount point or a directory of links in the plugin directory.
+ */
+int
+plugin_dir_make(const char *dir, const char *name)
 {
 	char path[PATH_MAX], *p;
 
@@ -286,7 +293,7 @@ provider_mount(const char *name, const char *src, void *arg)
 	char dst[PATH_MAX];
 
 	if (pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1 ||
-	    mount_point(pm->top, name) == -1)
+	    plugin_dir_make(pm->top, name) == -1)
 		return -1;
 	return json_array_append_new(pm->mounts, bind_mount(dst, src, 1));
 }
@@ -480,15 +487,15 @@ credential_read(int fd, char *buf, size_t max, size_t *len)
 	return n == 0 && *len < max ? 0 : -1;
 }
 
-static int
-credential_write(const char *dir, int credfd)
+/* The credential as a new file at path, readable by the sandbox user. */
+int
+credential_write(const char *path, int credfd)
 {
-	char path[PATH_MAX], *buf;
+	char *buf;
 	size_t len;
 	int r;
 
-	if (pathf(path, sizeof(path), "%s/credential", dir) == -1 ||
-	    (buf = malloc(CRED_MAX)) == NULL)
+	if ((buf = malloc(CRED_MAX)) == NULL)
 		return -1;
 	r = credential_read(credfd, buf, CRED_MAX, &len) == -1 ? -1 :
 	    file_create(path, 0400, buf, len);
@@ -502,7 +509,7 @@ int
 bundle_create(const struct as_config *conf, const char *dir, const char *cid,
     const char *rootfs, json_t *req, int credfd)
 {
-	char work[PATH_MAX], cfg[PATH_MAX];
+	char work[PATH_MAX], cfg[PATH_MAX], cred[PATH_MAX];
 	json_t *spec, *files, *egress, *providers;
 	int r;
 
@@ -515,7 +522,8 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	if ((files = json_object_get(req, "files_in")) != NULL &&
 	    files_write(work, files) == -1)
 		return -1;
-	if (credfd != -1 && credential_write(dir, credfd) == -1)
+	if (credfd != -1 && (pathf(cred, sizeof(cred), "%s/credential",
+	    dir) == -1 || credential_write(cred, credfd) == -1))
 		return -1;
 	egress = json_object_get(req, "egress");
 	spec = spec_build(conf, dir, cid, rootfs, json_object_get(req, "argv"),
@@ -529,6 +537,11 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	if ((providers = json_object_get(req, "providers")) != NULL &&
 	    mounts_add_providers(conf, dir, providers, json_object_get(spec,
 	    "mounts")) == -1) {
+		json_decref(spec);
+		return -1;
+	}
+	if (json_is_true(json_object_get(req, "pooled")) &&
+	    tfpool_mounts(conf, dir, json_object_get(spec, "mounts")) == -1) {
 		json_decref(spec);
 		return -1;
 	}

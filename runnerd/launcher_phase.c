@@ -91,6 +91,25 @@ phase_event(int fd, short revents, void *arg)
 }
 
 /*
+ * Reads phases from fd, the launcher's end of the sandbox's stdin
+ * socket, which nothing more is written to.
+ */
+int
+phase_adopt(struct phase *p, uint64_t id, json_t *names, int fd)
+{
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->id = id;
+	if (shutdown(fd, SHUT_WR) == -1 ||
+	    fcntl(fd, F_SETFL, O_NONBLOCK) == -1 ||
+	    ev_add(fd, POLLIN, phase_event, p) == -1)
+		return -1;
+	p->fd = fd;
+	p->names = names;
+	return 0;
+}
+
+/*
  * The sandbox's stdin in *in: -1 (/dev/null) when the request names no
  * phases, else its end of a socket whose other end is read here.
  */
@@ -107,15 +126,11 @@ phase_open(struct phase *p, uint64_t id, json_t *names, int *in)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
 		return -1;
 	/* One way: the sandbox reads nothing from its stdin. */
-	if (shutdown(sp[0], SHUT_WR) == -1 ||
-	    fcntl(sp[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    ev_add(sp[0], POLLIN, phase_event, p) == -1) {
+	if (phase_adopt(p, id, names, sp[0]) == -1) {
 		close(sp[0]);
 		close(sp[1]);
 		return -1;
 	}
-	p->fd = sp[0];
-	p->names = names;
 	*in = sp[1];
 	return 0;
 }

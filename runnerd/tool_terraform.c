@@ -201,6 +201,9 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	if (!apply)
 		json_object_set_new(req->workspace, "workdir",
 		    json_string(path));
+	/* A started sandbox of the pool may run it (launcher_tfpool.c). */
+	if (render)
+		json_object_set_new(req->workspace, "poolable", json_true());
 	/* The launcher mounts these of the mirror, and nothing else. */
 	json_object_set(req->workspace, "providers", json_object_get(
 	    k->decision, "terraform_providers"));

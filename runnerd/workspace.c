@@ -15,7 +15,8 @@
  * terraform.tfstate back, also after a failure: what terraform did is
  * never forgotten), and with plan_save "plans_kept_for" (seconds: older
  * saved plans and snapshots of that working directory are removed once
- * the new one is kept).
+ * the new one is kept), and "poolable" (a started sandbox of the
+ * terraform pool may run it, launcher_tfpool.c).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -184,6 +185,9 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	    !workspace_name_ok(json_string_value(j)))
 		return 0;
 	if ((j = json_object_get(req, "keep_state")) != NULL &&
+	    !json_is_boolean(j))
+		return 0;
+	if ((j = json_object_get(req, "poolable")) != NULL &&
 	    !json_is_boolean(j))
 		return 0;
 	if ((j = json_object_get(req, "plans_kept_for")) != NULL &&

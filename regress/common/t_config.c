@@ -49,6 +49,7 @@ ATF_TC_BODY(defaults, tc)
 	ATF_CHECK_EQ(c.auditd.ack_timeout, 5);
 	ATF_CHECK_EQ(c.runnerd.audit_spool_after, 500);
 	ATF_CHECK_EQ(c.runnerd.audit_spool_max, 64 * 1024 * 1024);
+	ATF_CHECK_EQ(c.runnerd.terraform_pool, 0);
 }
 
 ATF_TC_WITHOUT_HEAD(values);
@@ -63,6 +64,7 @@ ATF_TC_BODY(values, tc)
 	    "mcpd:\n  max_line: 64k\n  call_timeout: 2m\n"
 	    "runnerd:\n  peers: { users: [root, 1234], groups: [7] }\n"
 	    "  audit_spool_after: 2s\n  audit_spool_max: 1M\n"
+	    "  terraform_pool: 3\n"
 	    "auditd:\n  rotate_size: 1G\n  ack_timeout: 2s\n");
 	ATF_REQUIRE_MSG(config_load("c.yaml", &c, err, sizeof(err)) == 0,
 	    "%s", err);
@@ -73,6 +75,7 @@ ATF_TC_BODY(values, tc)
 	ATF_CHECK_EQ(c.auditd.ack_timeout, 2);
 	ATF_CHECK_EQ(c.runnerd.audit_spool_after, 2000);
 	ATF_CHECK_EQ(c.runnerd.audit_spool_max, 1024 * 1024);
+	ATF_CHECK_EQ(c.runnerd.terraform_pool, 3);
 	ATF_CHECK_EQ(c.runnerd.peers.nuids, 2);
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 0, NULL, 0));
 	ATF_CHECK(acl_allows(&c.runnerd.peers, 1234, NULL, 0));
@@ -118,6 +121,10 @@ ATF_TC_BODY(errors, tc)
 	expect_error("runnerd:\n  peer_timeout: 40s\n  audit_spool_after: 40s\n",
 	    "runnerd.audit_spool_after (40000 ms) must be below "
 	    "runnerd.peer_timeout (40 s), or 0");
+	expect_error("runnerd:\n  terraform_pool: 17\n",
+	    "c.yaml:2: terraform_pool: 17 is out of range");
+	expect_error("runnerd:\n  terraform_pool: -1\n",
+	    "c.yaml:2: terraform_pool: -1 is out of range");
 	expect_error("a: &x 1\nb: *x\n", "c.yaml:1: anchors are not supported");
 	expect_error("---\na: 1\n---\nb: 2\n", "only one document");
 }

@@ -1,15 +1,26 @@
 #!/usr/bin/env python3
 """terraform_plan and terraform_apply through the whole suite (an MCP
-client on mcpd's stdio, runnerd, gVisor, approvald, brokerd, auditd)
-against bare terraform on the same module, in the same run.
+client on mcpd's stdio, runnerd, gVisor, approvald, brokerd, auditd),
+with runnerd.terraform_pool off and on, against `runsc do terraform`
+and bare terraform on the same already-initialised module, in the same
+run; then each daemon's private memory when idle.
 
 Each round changes the replica count, so that every plan has a change
 and every apply applies one.  The suite's apply is timed from the call
 with the approval id to its result; the person's approval in between is
-not part of it.  Prints the median of each, and their ratio.
+not part of it.  `runsc do` (root, --network=none) runs the plan, and
+the apply of a plan made outside it, on the host's root through
+gVisor's overlay, so what it writes is dropped.  Prints the median of
+each, and the ratios.
+
+Private memory is Private_Clean + Private_Dirty of
+/proc/PID/smaps_rollup (proc(5)), for each daemon fresh (started, no
+call yet) and idle after the rounds with the pool on; runnerd's
+launcher is its child, shown beside it.
 
 usage: regress/runnerd/bench_terraform.py BUILD_DIR [ROUNDS]     (as root)
 """
+import datetime
 import json
 import os
 import shutil
@@ -19,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchsuite import TOP, Suite, bench_args, workdir  # noqa: E402
+from benchsuite import SOCKS, TOP, Suite, bench_args, workdir  # noqa: E402
 
 TF_ENV = dict(os.environ, TF_IN_AUTOMATION="1", TF_INPUT="0",
               CHECKPOINT_DISABLE="1", TF_CLI_CONFIG_FILE="/dev/null")
@@ -73,28 +84,117 @@ def timed(fn):
     return (time.monotonic() - t) * 1000
 
 
+def tf(module, command, *args):
+    subprocess.run(["terraform", command, "-no-color", *args], cwd=module,
+                   env=TF_ENV, check=True, stdout=subprocess.DEVNULL)
+
+
 def bare(module, rounds):
-    run = lambda *a: subprocess.run(["terraform", *a, "-no-color"],
-                                    cwd=module, env=TF_ENV, check=True,
-                                    stdout=subprocess.DEVNULL)
-    run("init", "-input=false")
+    tf(module, "init", "-input=false")
     plans, applies = [], []
     for i in range(rounds):
         set_replicas(module, 4 + i % 2)
-        plans.append(timed(lambda: (run("plan", "-out=p.tfplan"),
-                                    run("show", "-json", "p.tfplan"))))
-        applies.append(timed(lambda: run("apply", "p.tfplan")))
+        plans.append(timed(lambda: (tf(module, "plan", "-input=false",
+                                       "-out=p.tfplan"),
+                                    tf(module, "show", "-json",
+                                       "p.tfplan"))))
+        applies.append(timed(lambda: tf(module, "apply", "-input=false",
+                                          "p.tfplan")))
     return plans, applies
 
 
-def suite(build, w, rounds):
-    daemons = Suite(build, w, runnerd="  timeout: 120s\n", brokerd="""\
+def runsc_do(module, rounds):
+    """The same commands in a fresh gVisor sandbox each."""
+    run = ["runsc", "--network=none", "do", "--", "/usr/bin/env",
+           "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
+           "TF_CLI_CONFIG_FILE=/dev/null", "terraform"]
+    tf(module, "init", "-input=false")
+    plans, applies = [], []
+    for i in range(rounds):
+        set_replicas(module, 4 + i % 2)
+        plans.append(timed(lambda: subprocess.run(
+            run + ["plan", "-input=false", "-no-color", "-out=p.tfplan"],
+            cwd=module, check=True, stdout=subprocess.DEVNULL)))
+        # The plan it applies is made outside, unchanged by the overlay.
+        tf(module, "plan", "-input=false", "-out=p.tfplan")
+        applies.append(timed(lambda: subprocess.run(
+            run + ["apply", "-input=false", "-no-color", "p.tfplan"],
+            cwd=module, check=True, stdout=subprocess.DEVNULL)))
+    return plans, applies
+
+
+def when(event):
+    """An audit event's time, in ms since the epoch."""
+    t = datetime.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000
+
+
+def phases(audit):
+    """Each terraform_plan's phases from the audit log, in ms: before the
+    sandbox (policy, credential), in it (claim or start, copy-in, init,
+    plan), and after it (render, copy-out, result)."""
+    calls, start = [], {}
+    with open(audit) as f:
+        for line in f:
+            e = json.loads(line)
+            name = e["event"]
+            if name == "tool.request" and \
+                    e["fields"].get("tool") != "terraform_plan":
+                continue
+            if name in ("tool.request", "sandbox.started"):
+                start[name] = when(e)
+            elif name == "sandbox.completed" and "tool.request" in start:
+                ran = e["fields"].get("duration_ms", 0)
+                calls.append((start["sandbox.started"] -
+                              start["tool.request"], ran,
+                              when(e) - start["sandbox.started"] - ran))
+            elif name == "tool.result":
+                start.clear()
+    return calls
+
+
+def private_kib(pid):
+    """Private_Clean + Private_Dirty of pid, in KiB."""
+    kib = 0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                kib += int(line.split()[1])
+    return kib
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
+
+
+def memory(daemons, mcp):
+    """{name: KiB} of each daemon, runnerd's launcher and mcpd."""
+    m = {"mcpd": private_kib(mcp.p.pid)}
+    for (name, _), p in zip(SOCKS, daemons.daemons):
+        m[name] = private_kib(p.pid)
+        if name == "runnerd":
+            # Its child: the sandbox launcher (helper.c).
+            for kid in children(p.pid):
+                m[f"runnerd's child {kid}"] = private_kib(kid)
+    return m
+
+
+def suite(build, w, rounds, pool):
+    daemons = Suite(build, w, runnerd=f"""\
+  timeout: 120s
+  warm_pool: 0
+  terraform_pool: {pool}
+""", brokerd="""\
   scopes:
     terraform: { engine: none, tools: [terraform_plan, terraform_apply] }
 """)
     conf, binp = daemons.conf, f"{build}/bin"
     mcp = Mcp(f"{binp}/mcpd", conf)
     plans, applies = [], []
+    # The pool's first sandboxes start with the daemons.
+    time.sleep(2)
+    fresh = memory(daemons, mcp)
     try:
         for i in range(rounds):
             set_replicas(f"{w}/tf/demo", 4 + i % 2)
@@ -104,26 +204,52 @@ def suite(build, w, rounds):
             subprocess.run([f"{binp}/approvalctl", "-f", conf, "approve",
                             pend["approval_id"]], check=True,
                            stdout=subprocess.DEVNULL)
+            # A refill after the last call is not part of the next.
+            time.sleep(1)
             applies.append(timed(lambda: mcp.tool(
                 "terraform_apply", {"working_dir": "demo",
                                     "approval_id": pend["approval_id"]})))
+            time.sleep(1)
+        idle = memory(daemons, mcp)
     finally:
         mcp.close()
         daemons.close()
-    return plans, applies
+    return plans, applies, fresh, idle, phases(f"{w}/var/audit.jsonl")
 
 
 def main():
     build, rounds = bench_args(__doc__, 10)
+    med = {}
     with workdir("bench-tf") as w:
-        for where in ("bare", "tf"):
+        for where in ("bare", "runsc", "off/tf", "on/tf"):
             shutil.copytree(f"{TOP}/terraform/demo", f"{w}/{where}/demo")
-        bplan, bapply = bare(f"{w}/bare/demo", rounds)
-        splan, sapply = suite(build, w, rounds)
-    for name, b, s in (("plan", bplan, splan), ("apply", bapply, sapply)):
-        mb, ms = statistics.median(b), statistics.median(s)
-        print(f"terraform {name}: bare {mb:.0f} ms, through the suite "
-              f"{ms:.0f} ms (median of {rounds}), ratio {ms / mb:.2f}")
+        med["bare"] = bare(f"{w}/bare/demo", rounds)
+        med["runsc do"] = runsc_do(f"{w}/runsc/demo", rounds)
+        *med["pool off"], _, _, cold = suite(build, f"{w}/off", rounds, 0)
+        *med["pool on"], fresh, idle, warm = suite(build, f"{w}/on",
+                                                   rounds, 2)
+    for i, name in enumerate(("plan", "apply")):
+        m = {k: statistics.median(v[i]) for k, v in med.items()}
+        print(f"terraform {name} (median of {rounds}): bare {m['bare']:.0f} "
+              f"ms, runsc do {m['runsc do']:.0f} ms, through the suite "
+              f"{m['pool off']:.0f} ms with the pool off, "
+              f"{m['pool on']:.0f} ms on")
+        for k in ("pool off", "pool on"):
+            print(f"  {k}: {m[k] / m['runsc do']:.2f}x runsc do "
+                  f"(target {1.25 if k == 'pool off' else 1.0:.2f}), "
+                  f"{m[k] / m['bare']:.2f}x bare")
+    print("where a terraform_plan's time goes (median ms: before the "
+          "sandbox / "
+          "in it / after it, render included):")
+    for k, calls in (("pool off", cold), ("pool on", warm)):
+        print(f"  {k}: " + " / ".join(
+            f"{statistics.median(c[i] for c in calls):.0f}"
+            for i in range(3)))
+    print("private memory (Private_Clean + Private_Dirty), fresh / idle "
+          "after the rounds (target < 2 MiB, approvald < 4 MiB):")
+    for k in fresh:
+        print(f"  {k:24} {fresh[k] / 1024:5.2f} MiB / "
+              f"{idle.get(k, 0) / 1024:5.2f} MiB")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,40 @@ ATF_TC_BODY(requests, tc)
 	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"agent_code\":1}"));
 }
 
+static int
+poolable(const char *text)
+{
+	json_t *j;
+	int r;
+
+	ATF_REQUIRE((j = json_loads(text, 0, NULL)) != NULL);
+	r = tfpool_script(j) != NULL;
+	json_decref(j);
+	return r;
+}
+
+/* Only the launcher makes pooled bundles; only terraform's script fits one. */
+ATF_TC_WITHOUT_HEAD(pool_requests);
+ATF_TC_BODY(pool_requests, tc)
+{
+	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"pooled\":true}"));
+	ATF_CHECK(!req_ok("{\"argv\":[\"true\"],\"pooled\":false}"));
+	ATF_CHECK(poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"terraform plan\"],"
+	    "\"poolable\":true}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"terraform plan\"]}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"a\\nb\"],"
+	    "\"poolable\":true}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"x\"],"
+	    "\"poolable\":true,\"egress\":[\"h:443\"]}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"x\"],"
+	    "\"poolable\":true,\"files_in\":{\"a\":\"b\"}}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\",\"x\"],"
+	    "\"poolable\":true,\"agent_code\":true}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/bash\",\"-c\",\"x\"],"
+	    "\"poolable\":true}"));
+	ATF_CHECK(!poolable("{\"argv\":[\"/bin/sh\",\"-c\"],\"poolable\":true}"));
+}
+
 ATF_TC_WITHOUT_HEAD(container_ids);
 ATF_TC_BODY(container_ids, tc)
 {
@@ -140,6 +174,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, rm_tree_links);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);
+	ATF_TP_ADD_TC(tp, pool_requests);
 	ATF_TP_ADD_TC(tp, container_ids);
 	ATF_TP_ADD_TC(tp, output_text);
 	return atf_no_error();

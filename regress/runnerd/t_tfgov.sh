@@ -66,7 +66,8 @@ TF
 	    "$(as_src)/etc/policy.yaml" > policy.yaml
 	AS_RUNNERD_EXTRA="  timeout: 60s
   warm_pool: 0
-  terraform_mirror: $W/mirror"
+  terraform_mirror: $W/mirror
+${AS_TF_RUNNERD_EXTRA:-}"
 	AS_BROKERD_EXTRA="  scopes:
     terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
 	as_conf
@@ -108,6 +109,24 @@ provider_allowlist_body()
 	as_stop
 }
 provider_allowlist_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case provider_allowlist_pooled cleanup
+provider_allowlist_pooled_head()
+{
+	atf_set "descr" "the same from the terraform pool: its sandboxes have the whole mirror, terraform only the allowed providers"
+	atf_set "require.user" "root"
+	atf_set "timeout" "180"
+}
+provider_allowlist_pooled_body()
+{
+	AS_TF_RUNNERD_EXTRA="  terraform_pool: 1"
+	provider_allowlist_body
+	grep -q "terraform pool: sandbox" runnerd.log || atf_fail "not pooled"
+}
+provider_allowlist_pooled_cleanup()
 {
 	as_kill_all
 }
@@ -217,6 +236,7 @@ provisioners_approve_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case provider_allowlist
+	atf_add_test_case provider_allowlist_pooled
 	atf_add_test_case module_plugins_ignored
 	atf_add_test_case demo_plans
 	atf_add_test_case provisioners_denied
