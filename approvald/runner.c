@@ -4,7 +4,6 @@
  * that asked; nothing here approves.  The server answers any other
  * message: runnerd has no business sending it.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +17,12 @@ plan_digest_arg(const json_t *j, const char **out)
 {
 	const json_t *v = json_object_get(j, "plan_digest");
 	const char *s;
-	size_t i;
 
 	*out = NULL;
 	if (v == NULL || json_is_null(v))
 		return 0;
-	if ((s = json_string_value(v)) == NULL ||
-	    strlen(s) != SHA256_HEX_LEN)
+	if (!sha256_hex_ok(s = json_string_value(v)))
 		return -1;
-	for (i = 0; i < SHA256_HEX_LEN; i++)
-		if (!isxdigit((unsigned char)s[i]) ||
-		    isupper((unsigned char)s[i]))
-			return -1;
 	*out = s;
 	return 0;
 }

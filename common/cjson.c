@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,4 +130,19 @@ sha256_file_hex(int fd, char out[SHA256_HEX_LEN + 1])
 done:
 	EVP_MD_CTX_free(ctx);
 	return r;
+}
+
+/* 1 when s is a digest as sha256_hex writes it: 64 lowercase hex digits. */
+int
+sha256_hex_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || strlen(s) != SHA256_HEX_LEN)
+		return 0;
+	for (i = 0; i < SHA256_HEX_LEN; i++)
+		if (!isxdigit((unsigned char)s[i]) ||
+		    isupper((unsigned char)s[i]))
+			return 0;
+	return 1;
 }

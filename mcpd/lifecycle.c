@@ -131,6 +131,22 @@ mcp_reply(const struct mcp_req *req, json_t *result)
 	rpc_result(req->id, result);
 }
 
+/*
+ * A list or discovery result: 2026-07-28 lets a client cache it, and
+ * ttlMs 0 with a private scope says not to, since what this
+ * connection may see can change at any call.
+ */
+void
+mcp_reply_cacheable(const struct mcp_req *req, json_t *result)
+{
+	if (req->modern && result != NULL) {
+		json_object_set_new(result, "ttlMs", json_integer(0));
+		json_object_set_new(result, "cacheScope",
+		    json_string("private"));
+	}
+	mcp_reply(req, result);
+}
+
 static void
 h_initialize(const struct mcp_req *req)
 {
@@ -175,10 +191,9 @@ h_ping(const struct mcp_req *req)
 static void
 h_discover(const struct mcp_req *req)
 {
-	mcp_reply(req, json_pack("{s:[s], s:o, s:s, s:i, s:s}",
+	mcp_reply_cacheable(req, json_pack("{s:[s], s:o, s:s}",
 	    "supportedVersions", MCP_MODERN_VERSION,
-	    "capabilities", capabilities(1), "instructions", INSTRUCTIONS,
-	    "ttlMs", 0, "cacheScope", "private"));
+	    "capabilities", capabilities(1), "instructions", INSTRUCTIONS));
 }
 
 static void

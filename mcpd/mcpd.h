@@ -104,6 +104,7 @@ void	 rpc_notify(const char *, json_t *);
 void	 mcp_line(const char *, size_t, void *);
 void	 mcp_line_too_long(void *);
 void	 mcp_reply(const struct mcp_req *, json_t *);
+void	 mcp_reply_cacheable(const struct mcp_req *, json_t *);
 void	 mcp_serve(struct rpc_msg *);
 
 /* batch.c */

@@ -1,4 +1,3 @@
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +40,6 @@ struct read {
 };
 
 static struct read	*reads;
-
-static int
-is_digest(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || strlen(s) != SHA256_HEX_LEN)
-		return 0;
-	for (i = 0; i < SHA256_HEX_LEN; i++)
-		if (!isxdigit((unsigned char)s[i]) ||
-		    isupper((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
 
 static struct plan_ref *
 plan_find(const char *digest)
@@ -105,7 +90,7 @@ resources_note(json_t *result, int modern)
 	sc = json_object_get(result, "structuredContent");
 	digest = json_string_value(json_object_get(sc, "plan_digest"));
 	status = json_string_value(json_object_get(sc, "status"));
-	if (!is_digest(digest) || (status != NULL &&
+	if (!sha256_hex_ok(digest) || (status != NULL &&
 	    strcmp(status, "pending_approval") != 0))
 		return;
 	if ((p = plan_find(digest)) == NULL) {
@@ -132,7 +117,7 @@ resources_list(const struct mcp_req *req)
 
 	i = nplans;
 	if ((cursor = json_object_get(req->params, "cursor")) != NULL) {
-		if (!json_is_string(cursor) || !is_digest(json_string_value(
+		if (!json_is_string(cursor) || !sha256_hex_ok(json_string_value(
 		    cursor)) || (from = plan_find(json_string_value(cursor)))
 		    == NULL) {
 			rpc_error(req->id, RPC_INVALID_PARAMS,
@@ -149,12 +134,7 @@ resources_list(const struct mcp_req *req)
 	if (i > 0)
 		json_object_set_new(result, "nextCursor",
 		    json_string(plans[i].digest));
-	if (req->modern) {
-		json_object_set_new(result, "ttlMs", json_integer(0));
-		json_object_set_new(result, "cacheScope",
-		    json_string("private"));
-	}
-	mcp_reply(req, result);
+	mcp_reply_cacheable(req, result);
 }
 
 static void
@@ -179,7 +159,7 @@ resources_read(const struct mcp_req *req)
 	}
 	digest = uri + strlen(PLAN_SCHEME);
 	if (strncmp(uri, PLAN_SCHEME, strlen(PLAN_SCHEME)) != 0 ||
-	    !is_digest(digest) || plan_find(digest) == NULL) {
+	    !sha256_hex_ok(digest) || plan_find(digest) == NULL) {
 		not_found(req->id, uri);
 		return;
 	}

@@ -72,12 +72,7 @@ tools_list(const struct mcp_req *req)
 			    "{s:s}", "taskSupport", "optional"));
 	}
 	result = json_pack("{s:o}", "tools", list);
-	if (req->modern) {
-		json_object_set_new(result, "ttlMs", json_integer(0));
-		json_object_set_new(result, "cacheScope",
-		    json_string("private"));
-	}
-	mcp_reply(req, result);
+	mcp_reply_cacheable(req, result);
 }
 
 /*

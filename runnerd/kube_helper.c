@@ -56,13 +56,8 @@ static int			 stopping;
 int
 kube_engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
 {
-	if (channel_compose(&engine, type, 0, id, -1, data, len) == -1) {
-		log_warn("kubernetes helper: %016llx: message %u of %zu bytes",
-		    (unsigned long long)id, type, len);
-		return -1;
-	}
-	ev_set(engine.fd, POLLIN | POLLOUT);
-	return 0;
+	return helper_forward(&engine, "kubernetes helper", type, id, data,
+	    len);
 }
 
 /* Sends payload (taken); one that cannot be encoded is fatal. */

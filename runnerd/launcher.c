@@ -80,13 +80,7 @@ static void	 pool_refill(void);
 int
 engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
 {
-	if (channel_compose(&engine, type, 0, id, -1, data, len) == -1) {
-		log_warn("launcher: %016llx: message %u of %zu bytes",
-		    (unsigned long long)id, type, len);
-		return -1;
-	}
-	ev_set(engine.fd, POLLIN | POLLOUT);
-	return 0;
+	return helper_forward(&engine, "launcher", type, id, data, len);
 }
 
 /* Sends payload (taken, may be NULL when it could not be built). */
@@ -683,11 +677,12 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 }
 
 /*
- * A pooled sandbox that cannot run the call that claimed it: killed and
- * waited for here, so that it does not report as that call's.
+ * Killed and waited for here, not by the reaper, so that it reports
+ * nothing: a pooled sandbox that cannot run the call that claimed it
+ * (else it would report as that call's), or any at shutdown.
  */
 static void
-pool_discard(struct sbx *s)
+sbx_destroy(struct sbx *s)
 {
 	sbx_kill(s, "killed");
 	if (s->runsc > 0) {
@@ -720,7 +715,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	    (s = pool_claim()) != NULL) {
 		pool_use(s, id, req, credfd, script, why, sizeof(why));
 		if (why[0] != '\0') {
-			pool_discard(s);
+			sbx_destroy(s);
 			s = NULL;
 		}
 	} else if ((s = sbx_new(id, id, why, sizeof(why))) == NULL)
@@ -853,13 +848,7 @@ launcher_shutdown(void)
 	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
 		if (!s->waiting)
 			journal_note(s->id, NULL);
-		sbx_kill(s, "killed");
-		if (s->runsc > 0) {
-			kill(s->runsc, SIGKILL);
-			(void)waitpid(s->runsc, NULL, 0);
-		}
-		(void)sbx_cleanup(s);
-		sbx_free(s);
+		sbx_destroy(s);
 	}
 	journal_sync();
 }

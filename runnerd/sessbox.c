@@ -482,3 +482,16 @@ sessbox_shutdown(void)
 		sess_free(s);
 	}
 }
+
+int
+helper_forward(struct channel *engine, const char *who, uint32_t type,
+    uint64_t id, const void *data, size_t len)
+{
+	if (channel_compose(engine, type, 0, id, -1, data, len) == -1) {
+		log_warn("%s: %016llx: message %u of %zu bytes", who,
+		    (unsigned long long)id, type, len);
+		return -1;
+	}
+	ev_set(engine->fd, POLLIN | POLLOUT);
+	return 0;
+}

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -130,20 +129,6 @@ done:
 }
 
 static int
-hex_digest_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || strlen(s) != SHA256_HEX_LEN)
-		return 0;
-	for (i = 0; i < SHA256_HEX_LEN; i++)
-		if (!isxdigit((unsigned char)s[i]) ||
-		    isupper((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
-
-static int
 plain_abs_path(const char *p)
 {
 	return p != NULL && p[0] == '/' && strlen(p) < PATH_MAX - 64 &&
@@ -176,10 +161,10 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	    !plain_abs_path(json_string_value(j)))
 		return 0;
 	if ((j = json_object_get(req, "plan_load")) != NULL &&
-	    !hex_digest_ok(json_string_value(j)))
+	    !sha256_hex_ok(json_string_value(j)))
 		return 0;
 	if ((j = json_object_get(req, "snapshot")) != NULL &&
-	    !hex_digest_ok(json_string_value(j)))
+	    !sha256_hex_ok(json_string_value(j)))
 		return 0;
 	if ((j = json_object_get(req, "plan_save")) != NULL &&
 	    !workspace_name_ok(json_string_value(j)))
@@ -360,7 +345,7 @@ plan_snapshot(const char *state, const char *plan,
 	if (n != SHA256_HEX_LEN)
 		return -1;
 	digest[SHA256_HEX_LEN] = '\0';
-	return hex_digest_ok(digest) ? 0 : -1;
+	return sha256_hex_ok(digest) ? 0 : -1;
 }
 
 /*
@@ -764,7 +749,7 @@ files_changed(const char *state, const char *snap)
 	if (len != SHA256_HEX_LEN)
 		return NULL;
 	applied[SHA256_HEX_LEN] = '\0';
-	if (!hex_digest_ok(applied) ||
+	if (!sha256_hex_ok(applied) ||
 	    (o = manifest_load(snaps, applied, &obuf, &no)) == NULL ||
 	    (n = manifest_load(snaps, snap, &nbuf, &nn)) == NULL ||
 	    (list = json_array()) == NULL)

@@ -60,11 +60,10 @@ import struct
 import subprocess
 import threading
 import time
-import traceback
 
 import k8s_admission
 from k8s_api import ApiError, not_found
-from k8s_store import new_meta, now_rfc3339, pending_pod
+from k8s_store import new_meta, now_rfc3339, pending_pod, start_controller
 
 GROUP = "agents.x-k8s.io"
 EXT = "extensions.agents.x-k8s.io"
@@ -140,17 +139,7 @@ class SandboxController:
     def __init__(self, store, jobs, crds):
         self.store, self.jobs, self.crds = store, jobs, crds
         self.execs = {}         # (ns, pod) -> [(uid, Popen)]
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        try:
-            while True:
-                time.sleep(0.05)
-                with self.store.lock:
-                    self.tick()
-        except Exception:
-            traceback.print_exc()
-            os._exit(70)
+        start_controller(store, self.tick)
 
     def tick(self):
         st = self.store

@@ -274,6 +274,22 @@ def _condition(ctype, reason="", message=""):
             "lastTransitionTime": t, "reason": reason, "message": message}
 
 
+def start_controller(store, tick):
+    """Runs tick every 50 ms under the store's lock, in a thread of its
+    own, as a controller's reconcile loop."""
+    def loop():
+        try:
+            while True:
+                time.sleep(0.05)
+                with store.lock:
+                    tick()
+        except Exception:
+            # A double whose controller died must not look alive.
+            traceback.print_exc()
+            os._exit(70)
+    threading.Thread(target=loop, daemon=True).start()
+
+
 class Controller:
     def __init__(self, store, state_dir, runner):
         self.store = store
@@ -285,18 +301,7 @@ class Controller:
         self.started = {}       # job uid -> time
         self.finished = {}      # job uid -> time
         self.refused = {}       # job uid -> (Event, time of next try)
-        threading.Thread(target=self.loop, daemon=True).start()
-
-    def loop(self):
-        try:
-            while True:
-                time.sleep(0.05)
-                with self.store.lock:
-                    self.tick()
-        except Exception:
-            # A double whose controller died must not look alive.
-            traceback.print_exc()
-            os._exit(70)
+        start_controller(store, self.tick)
 
     def tick(self):
         st = self.store
