@@ -345,5 +345,48 @@ def validate(resource, obj):
                     and resource == "clusterrolebindings":
                 f = "subjects[%d].namespace" % i
                 causes.append((f, "FieldValueRequired", "Required value"))
+    elif resource in CRD_SCHEMAS:
+        causes += _schema(obj, CRD_SCHEMAS[resource], "")
     if causes:
         raise Invalid(causes)
+
+
+# The part of agent-sandbox v0.5.6's CRD schemas (k8s/crds/, tag commit
+# 211b7579) runnerd's requests touch: the API server checks a custom
+# resource's types and required fields against its CRD's OpenAPI schema
+# before storing it.
+# https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation
+# Checked against a 1.24 kube-apiserver with these CRDs: a missing field
+# is FieldValueRequired "Required value"; a wrong type is
+# FieldValueInvalid 'Invalid value: "T": F in body must be of type W: "T"'.
+CRD_SCHEMAS = {
+    "sandboxclaims": {"type": "object", "required": ["spec"], "properties": {
+        "spec": {"type": "object", "required": ["warmPoolRef"],
+                 "properties": {"warmPoolRef": {
+                     "type": "object", "required": ["name"],
+                     "properties": {"name": {"type": "string"}}}}}}},
+}
+
+JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"),
+              (str, "string"), (list, "array"), (dict, "object"))
+
+
+def _json_type(v):
+    return next((t for cls, t in JSON_TYPES if isinstance(v, cls)), "null")
+
+
+def _schema(v, schema, field):
+    """The causes of V against SCHEMA (type, required, properties)."""
+    got = _json_type(v)
+    if got != schema["type"]:
+        return [(field, "FieldValueInvalid",
+                 'Invalid value: "%s": %s in body must be of type %s: "%s"'
+                 % (got, field, schema["type"], got))]
+    causes = []
+    for name, sub in schema.get("properties", {}).items():
+        f = field + "." + name if field else name
+        if name in v:
+            causes += _schema(v[name], sub, f)
+        elif name in schema.get("required", ()):
+            causes.append((f, "FieldValueRequired", "Required value"))
+    return causes

@@ -37,15 +37,17 @@ class ApiError(Exception):
 
 def status(code, reason, message, details=None):
     """A Status; StatusDetails' fields are all omitempty, so an empty
-    group (the core group) is left out, as a real server does.
+    group (the core group) is left out, as a real server does, but the
+    details themselves are there when the error carries them, if empty
+    (a 1.24 kube-apiserver's 406, 415 and failed JSON patch: "details":
+    {}).
     https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/
     """
     body = {"kind": "Status", "apiVersion": "v1", "metadata": {},
             "status": "Failure" if code >= 300 else "Success",
             "message": message, "reason": reason, "code": code}
-    details = {k: v for k, v in (details or {}).items() if v}
-    if details:
-        body["details"] = details
+    if details is not None:
+        body["details"] = {k: v for k, v in details.items() if v}
     return body
 
 
@@ -423,8 +425,11 @@ class Api:
         try:
             new = k8s_patch.apply(body["type"], old, body["patch"])
         except k8s_patch.PatchError as e:
-            raise ApiError(e.code, "Invalid" if e.code == 422
-                           else "BadRequest", str(e))
+            # A JSON patch operation that does not apply is a 422 with
+            # the generic wording and empty details (1.24, checked).
+            raise ApiError(422, "Invalid", "the server rejected our request"
+                           " due to an error in our request", {}) \
+                if e.code == 422 else ApiError(400, "BadRequest", str(e))
         if not isinstance(new, dict) or \
                 not isinstance(new.get("metadata"), dict):
             raise ApiError(400, "BadRequest", "the patched object is not "

@@ -204,16 +204,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return obj
 
     def patch_body(self):
-        """{"type", "patch"} of a PATCH, or (code, text) when no route
-        takes it: go-restful, which routes on the API server, answers a
-        Content-Type that is not a patch type with 415, and a request with
-        neither Content-Type nor body with 406, in plain text.
+        """{"type", "patch"} of a PATCH.  When no route takes it, the
+        API server answers a Content-Type that is not a patch type with
+        415, and a request with neither Content-Type nor body with 406,
+        as Status objects with empty details (a 1.24 kube-apiserver,
+        checked by hand).
         https://kubernetes.io/docs/reference/using-api/api-concepts/#patch-and-apply
         """
         ptype = self.headers.get("Content-Type", "").split(";")[0].strip()
         if ptype not in k8s_patch.TYPES:
-            return (415, b"415: Unsupported Media Type") if self.raw else \
-                (406, b"406: Not Acceptable")
+            if self.raw:
+                raise ApiError(415, "UnsupportedMediaType",
+                               "415: Unsupported Media Type", {})
+            raise ApiError(406, "NotAcceptable", "406: Not Acceptable", {})
         if ptype == k8s_patch.APPLY:
             raise ApiError(415, "UnsupportedMediaType", "the double does "
                            "not serve server-side apply")
@@ -221,7 +224,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return {"type": ptype,
                     "patch": k8s_patch.decode(ptype, self.raw)}
         except k8s_patch.PatchError as e:
-            raise ApiError(e.code, "BadRequest", str(e))
+            raise ApiError(e.code, "Invalid" if e.code == 422 else
+                           "BadRequest", str(e), e.details)
 
     def fault(self, method, path):
         try:

@@ -238,6 +238,45 @@ scripts_jobs_are_restricted_cleanup()
 	k8s_stop
 }
 
+atf_test_case claim_schema cleanup
+claim_schema_head()
+{
+	atf_set "descr" "a SandboxClaim is checked against its CRD's schema " \
+	    "(422, each cause as a 1.24 kube-apiserver gave it) and not stored"
+	atf_set "timeout" "60"
+}
+claim_schema_body()
+{
+	setup
+	claim()	# name, spec (JSON, or absent)
+	{
+		printf '{"apiVersion":"extensions.agents.x-k8s.io/v1beta1",'
+		printf '"kind":"SandboxClaim","metadata":{"name":"%s",' "$1"
+		printf '"namespace":"agent-sandbox"}%s}' "${2:+,\"spec\":$2}"
+	}
+	refused()	# name, spec, field, message
+	{
+		claim "$1" "$2" > "$1.json"
+		atf_check -s exit:1 -e match:"The SandboxClaim \"$1\" is invalid: $3: $(ere "$4")" \
+		    kubectl create --validate=false -f "$1.json"
+	}
+	refused nospec "" spec "Required value"
+	refused nopool '{}' spec.warmPoolRef "Required value"
+	refused poolstr '{"warmPoolRef":"p"}' spec.warmPoolRef \
+	    'Invalid value: "string": spec.warmPoolRef in body must be of type object: "string"'
+	refused nameint '{"warmPoolRef":{"name":5}}' spec.warmPoolRef.name \
+	    'Invalid value: "integer": spec.warmPoolRef.name in body must be of type string: "integer"'
+	refused noname '{"warmPoolRef":{}}' spec.warmPoolRef.name "Required value"
+	atf_check -e match:'No resources found' \
+	    kubectl get sandboxclaims -n agent-sandbox
+	claim good '{"warmPoolRef":{"name":"p"}}' > good.json
+	atf_check -o match:created kubectl create --validate=false -f good.json
+}
+claim_schema_cleanup()
+{
+	k8s_stop
+}
+
 atf_init_test_cases()
 {
 	for c in $CASES; do
@@ -249,4 +288,5 @@ atf_init_test_cases()
 	atf_add_test_case refused_pods_fail_at_deadline
 	atf_add_test_case unlabelled_namespace_admits
 	atf_add_test_case scripts_jobs_are_restricted
+	atf_add_test_case claim_schema
 }
