@@ -30,6 +30,17 @@
 #include "launcher.h"
 #include "sandbox.h"
 
+/* json_loadfd reads a byte a call; this, as much as the pipe holds. */
+static size_t
+reply_read(void *buf, size_t len, void *arg)
+{
+	ssize_t n;
+
+	while ((n = read(*(int *)arg, buf, len)) == -1 && errno == EINTR)
+		;
+	return n < 0 ? (size_t)-1 : (size_t)n;
+}
+
 /*
  * fn(arg) in a child confined to paths; its object comes back (NULL
  * when the child ended without one, status in why).
@@ -60,7 +71,7 @@ confined_run(const struct as_config *c, const struct sandbox_paths *paths,
 		    JSON_COMPACT) == -1);
 	}
 	close(p[1]);
-	reply = json_loadfd(p[0], 0, NULL);
+	reply = json_load_callback(reply_read, &p[0], 0, NULL);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
