@@ -102,6 +102,7 @@ static const int claim_syscalls[] = {
 	SC(renameat), SC(renameat2), SC(getdents64), SC(statx), SC(stat),
 	SC(lstat), SC(fsync), SC(access), SC(faccessat), SC(faccessat2),
 	SC(fcntl), SC(dup), SC(openat2), SC(utimensat), SC(link),
+	SC(readlinkat), SC(symlinkat),
 	SC_END
 };
 

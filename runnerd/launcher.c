@@ -411,8 +411,8 @@ sbx_render(struct sbx *s, json_t *r)
 		goto fail;
 	}
 	if (pid == 0)
-		render_exec(conf, s->rwork, json_object_get(s->req,
-		    "providers"), out[1], err[1]);
+		bwrap_terraform(conf, s->rwork, json_object_get(s->req,
+		    "providers"), render_script, out[1], err[1]);
 	close(out[1]);
 	close(err[1]);
 	s->planned = r;
@@ -674,6 +674,8 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 		return;
 	}
 	why[0] = '\0';
+	tfinit_build(conf, json_object_get(req, "init"),
+	    json_object_get(req, "providers"));
 }
 
 /*
@@ -731,8 +733,12 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	    &in) == -1 || sbx_spawn(s, json_object_get(req, "egress"), in) ==
 	    -1)
 		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
-	else
+	else {
 		why[0] = '\0';
+		/* After the start: the call's sandbox comes first. */
+		tfinit_build(conf, json_object_get(req, "init"),
+		    json_object_get(req, "providers"));
+	}
 	if (credfd != -1)
 		close(credfd);
 	json_decref(req);
@@ -816,7 +822,8 @@ launcher_reap(void)
 			if (s->runsc == pid)
 				break;
 		if (s == NULL) {
-			sessbox_reaped(pid, st);
+			if (!tfinit_reaped(pid, st))
+				sessbox_reaped(pid, st);
 			continue;
 		}
 		s->wstatus = st;
@@ -845,6 +852,7 @@ launcher_shutdown(void)
 	struct sbx *s;
 
 	sessbox_shutdown();
+	tfinit_shutdown();
 	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
 		if (!s->waiting)
 			journal_note(s->id, NULL);
@@ -872,6 +880,7 @@ launcher_main(const struct as_config *c, int fd)
 		fatal("mkdir %s", path);
 	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
 		fatal("rootfs %s", rootfs);
+	tfinit_init(conf);
 	/* Always sent: runnerd then ends the calls it left open. */
 	if ((swept = sweep(conf)) == NULL)
 		swept = json_pack("{s:[]}", "sandboxes");

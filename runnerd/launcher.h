@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "backend.h"
+#include "cjson.h"
 #include "config.h"
 #include "proto.h"
 
@@ -34,7 +35,7 @@ struct phase {
 	int		 fd;		/* -1: none (left) to read */
 	uint64_t	 id;
 	const json_t	*names;		/* the request's, in order */
-	size_t		 next;		/* the one that may come now */
+	size_t		 next;		/* the first that may come now */
 	char		 line[PHASE_NAME_MAX];
 	size_t		 len;
 	int		 junk;		/* this line is no phase */
@@ -92,6 +93,16 @@ const char *tfpool_script(const json_t *);
 int	 tfpool_claim(const struct as_config *, const char *, const json_t *,
 	    int, char *, size_t);
 
+/* launcher_tfinit.c: terraform init, cached per lock file */
+int	 tfinit_key(const json_t *, const char *, size_t,
+	    char [SHA256_HEX_LEN + 1]);
+json_t	*tfinit_seed(const struct as_config *, const char *, const json_t *);
+void	 tfinit_build(const struct as_config *, const json_t *,
+	    const json_t *);
+int	 tfinit_reaped(pid_t, int);
+void	 tfinit_init(const struct as_config *);
+void	 tfinit_shutdown(void);
+
 /* launcher_confine.c: the launcher's reads of agent trees, under Landlock */
 struct sandbox_paths;
 json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
@@ -110,8 +121,9 @@ void	 workspace_collect_confined(const struct as_config *, const char *,
 	    json_t *, json_t *, int);
 
 /* launcher_render.c: the plan shown where no module code ran */
-void	 render_exec(const struct as_config *, const char *, const json_t *,
-	    int, int) __attribute__((noreturn));
+extern const char render_script[];
+void	 bwrap_terraform(const struct as_config *, const char *,
+	    const json_t *, const char *, int, int) __attribute__((noreturn));
 int	 render_prepare(const struct as_config *, const char *, json_t *,
 	    json_t *, char *, size_t, char *, size_t);
 void	 render_collect(const struct as_config *, const char *, int, json_t *,

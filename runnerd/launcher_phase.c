@@ -3,10 +3,11 @@
  * request names its phases in order ("phases", tool_terraform.c); the
  * script's shell announces each one on its stdin, a socket to here,
  * and starts the phase's command with stdin from /dev/null, so that
- * the module code terraform runs does not hold the socket.  Only the
- * next phase of the list counts, once, and anything else is dropped:
- * since module code runs only in a script's last phase, no phase is
- * left for it to announce early, twice or out of order.  Phases the
+ * the module code terraform runs does not hold the socket.  Only a
+ * phase later in the list than the last one counts (a script may skip
+ * one: init, when the init cache served), once, and anything else is
+ * dropped: since module code runs only in a script's last phase, no
+ * phase is left for it to announce early, twice or out of order.  Phases the
  * launcher drives itself (the render) it reports with phase_report.
  */
 #include <sys/socket.h>
@@ -53,6 +54,7 @@ phase_read(struct phase *p)
 {
 	char chunk[256];
 	const char *want;
+	size_t n;
 	ssize_t i, r;
 
 	if (p->fd == -1)
@@ -67,13 +69,14 @@ phase_read(struct phase *p)
 				continue;
 			}
 			p->line[p->len] = '\0';
-			want = json_string_value(json_array_get(p->names,
-			    p->next));
-			if (!p->junk && want != NULL &&
-			    strcmp(p->line, want) == 0) {
-				phase_report(p, want);
-				p->next++;
-			}
+			for (n = p->next; !p->junk &&
+			    (want = json_string_value(json_array_get(p->names,
+			    n))) != NULL; n++)
+				if (strcmp(p->line, want) == 0) {
+					phase_report(p, want);
+					p->next = n + 1;
+					break;
+				}
 			p->len = 0;
 			p->junk = 0;
 		}

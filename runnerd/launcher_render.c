@@ -27,15 +27,22 @@
 
 #include "launcher.h"
 
-#define RENDER_ARGS_MAX	(64 + 4 * 32)
+#define RENDER_PROVIDERS	32
+#define RENDER_ARGS_MAX	(64 + 9 * RENDER_PROVIDERS)
 
 /*
- * The two renderings at once, on a machine with more than one core: the
- * render is the largest part of a plan's time after the sandbox's own.
+ * The two renderings at once, each on a core of its own, on a machine
+ * with more than one: the render is the largest part of a plan's time
+ * after the sandbox's own.  Go's collector waits until the heap nears
+ * GOMEMLIMIT (GOGC=off, https://go.dev/doc/gc-guide#Memory_limit): a
+ * show allocates less, and its start is mostly allocation (about 15 %
+ * of it here).  The workspace has .terraform from the init cache when
+ * it holds the plan's lock file (launcher_tfinit.c); a show that needs
+ * more runs init first.
  */
-static const char render_script[] =
+const char render_script[] =
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
-    "TF_CLI_CONFIG_FILE=/dev/null; "
+    "TF_CLI_CONFIG_FILE=/dev/null GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
     "show() { terraform show -json plan.tfplan >plan.json 2>/tmp/json.err & "
     "terraform show -no-color plan.tfplan >plan.txt 2>/tmp/text.err; "
     "t=$?; wait $! && [ $t -eq 0 ]; }; "
@@ -45,8 +52,10 @@ static const char render_script[] =
 
 struct argv_buf {
 	const char	*v[RENDER_ARGS_MAX];
-	char		 src[32][PATH_MAX];	/* providers_each reuses its own */
-	char		 dst[32][PATH_MAX];
+	char		 src[RENDER_PROVIDERS][PATH_MAX]; /* providers_each
+							     reuses its own */
+	char		 dst[RENDER_PROVIDERS][PATH_MAX];
+	char		 dirs[2 * RENDER_PROVIDERS][PATH_MAX];
 	size_t		 n, ndst;
 };
 
@@ -66,26 +75,45 @@ provider_bind(const char *name, const char *src, void *p)
 	struct argv_buf *a = p;
 	char *s, *d;
 
-	if (a->ndst == sizeof(a->dst) / sizeof(a->dst[0]))
+	char *host, *ns, *slash;
+
+	if (a->ndst == RENDER_PROVIDERS)
 		return -1;
 	s = a->src[a->ndst];
+	host = a->dirs[2 * a->ndst];
+	ns = a->dirs[2 * a->ndst + 1];
 	d = a->dst[a->ndst++];
 	if (strlcpy(s, src, PATH_MAX) >= PATH_MAX ||
-	    pathf(d, PATH_MAX, PROVIDER_MOUNT "/%s", name) == -1)
+	    pathf(d, PATH_MAX, PROVIDER_MOUNT "/%s", name) == -1 ||
+	    strlcpy(host, d, PATH_MAX) >= PATH_MAX ||
+	    strlcpy(ns, d, PATH_MAX) >= PATH_MAX)
 		return -1;
-	return arg(a, "--ro-bind") == -1 || arg(a, s) == -1 ||
+	/* HOST/NAMESPACE/TYPE: bwrap would make the first two 0700. */
+	if ((slash = strrchr(ns, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	if ((slash = strrchr(ns, '/')) == NULL)
+		return -1;
+	host[slash - ns] = '\0';
+	return arg(a, "--perms") == -1 || arg(a, "0755") == -1 ||
+	    arg(a, "--dir") == -1 || arg(a, host) == -1 ||
+	    arg(a, "--perms") == -1 || arg(a, "0755") == -1 ||
+	    arg(a, "--dir") == -1 || arg(a, ns) == -1 ||
+	    arg(a, "--ro-bind") == -1 || arg(a, s) == -1 ||
 	    arg(a, d) == -1 ? -1 : 0;
 }
 
 /*
- * The child.  bwrap runs as root, so that it can bind what uid 65534
- * could not reach by path (runnerd's state, the operator's mirror);
- * inside, setpriv drops to 65534 with no capability, no bounding set
- * and no_new_privs before the shell starts.
+ * The child: script in a namespace sandbox with work at /work and the
+ * allowed providers at PROVIDER_MOUNT, the render's and the init
+ * cache's builder's (launcher_tfinit.c).  bwrap runs as root, so that
+ * it can bind what uid 65534 could not reach by path (runnerd's state,
+ * the operator's mirror); inside, setpriv drops to 65534 with no
+ * capability, no bounding set and no_new_privs before the shell starts.
  */
 void
-render_exec(const struct as_config *c, const char *work,
-    const json_t *providers, int out, int err)
+bwrap_terraform(const struct as_config *c, const char *work,
+    const json_t *providers, const char *script, int out, int err)
 {
 	static const char *const head[] = {
 		"bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net",
@@ -95,7 +123,10 @@ render_exec(const struct as_config *c, const char *work,
 		"--setenv", "HOME", "/work", "--setenv", "LANG", "C.UTF-8",
 		"--ro-bind", "/usr", "/usr", "--ro-bind", "/bin", "/bin",
 		"--ro-bind", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
-		"--ro-bind", "/etc/ssl", "/etc/ssl", "--proc", "/proc",
+		"--perms", "0755", "--dir", "/etc",
+		"--ro-bind", "/etc/ssl", "/etc/ssl",
+		"--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
+		"--proc", "/proc",
 		"--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
 		"--perms", "0555", "--dir", PROVIDER_MOUNT, NULL
 	};
@@ -103,7 +134,7 @@ render_exec(const struct as_config *c, const char *work,
 		"--chdir", "/work", "/usr/bin/setpriv", "--reuid=65534",
 		"--regid=65534", "--clear-groups", "--inh-caps=-all",
 		"--bounding-set=-all", "--no-new-privs", "/bin/sh", "-c",
-		render_script, NULL
+		NULL
 	};
 	struct argv_buf a;
 	size_t i;
@@ -125,6 +156,8 @@ render_exec(const struct as_config *c, const char *work,
 	for (i = 0; tail[i] != NULL; i++)
 		if (arg(&a, tail[i]) == -1)
 			_exit(126);
+	if (arg(&a, script) == -1)
+		_exit(126);
 	execv(RENDER_BWRAP, (char *const *)a.v);
 	_exit(127);
 }
@@ -148,8 +181,11 @@ render_prepare(const struct as_config *c, const char *dir, json_t *planned,
 		snprintf(why, whylen, "render: %s", strerror(errno));
 		return -1;
 	}
-	rreq = json_pack("{s:O, s:O}", "state", json_object_get(req,
-	    "state"), "plan_load", json_object_get(planned, "plan_digest"));
+	rreq = json_pack("{s:O, s:O, s:O?, s:O?}", "state",
+	    json_object_get(req, "state"), "plan_load",
+	    json_object_get(planned, "plan_digest"), "init_cache",
+	    json_object_get(req, "init_cache"), "providers",
+	    json_object_get(req, "providers"));
 	if (rreq == NULL) {
 		snprintf(why, whylen, "render: out of memory");
 		return -1;

@@ -27,9 +27,19 @@
 #include "tfplan.h"
 #include "tools.h"
 
-/* No CLI configuration, no update check, no prompt: nothing but the module. */
+/*
+ * No CLI configuration, no update check, no prompt: nothing but the
+ * module.  Go's collector, which terraform and its providers run on,
+ * waits until a heap nears half the sandbox's memory (GOGC=off with
+ * GOMEMLIMIT, https://go.dev/doc/gc-guide#Memory_limit): a collection
+ * costs far more under gVisor than outside it, and a plan's start is
+ * mostly allocation.  GOMAXPROCS is the CPUs the sandbox's cgroup
+ * gives, where Go would take the host's.  Together about 150 ms of a
+ * 750 ms `runsc do terraform plan`, measured here.
+ */
 #define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
-		"TF_CLI_CONFIG_FILE=/dev/null; "
+		"TF_CLI_CONFIG_FILE=/dev/null GOGC=off GOMEMLIMIT=%ldMiB " \
+		"GOMAXPROCS=%ld; "
 /*
  * A phase is announced on the shell's stdin, which the launcher reads
  * (launcher_phase.c); terraform, and the module code it runs, gets
@@ -37,7 +47,6 @@
  * no socket (the kubernetes backend) the announcement goes nowhere.
  */
 #define TF_PHASE(p)	"echo " p " 2>/dev/null >&0; "
-#define TF_NOIN		" </dev/null"
 
 /*
  * -plugin-dir makes the mounted mirror the only place providers come
@@ -47,32 +56,56 @@
  * provider missing there fails init, which names it, before any module
  * code runs.
  */
-#define TF_INIT	TF_PHASE("init") "terraform init -input=false -no-color " \
-		"-plugin-dir=" PROVIDER_MOUNT TF_NOIN " >/tmp/init.log 2>&1 || " \
-		"{ cat /tmp/init.log >&2; exit 3; }; "
+#define TF_INIT_FN "tf_init() { terraform init -input=false -no-color " \
+		"-plugin-dir=" PROVIDER_MOUNT " </dev/null >/tmp/init.log 2>&1 " \
+		"|| { cat /tmp/init.log >&2; exit 3; }; }; "
+
+/*
+ * tf PHASE COMMAND...: COMMAND after init, unless the launcher put
+ * .terraform in place from its init cache (launcher_tfinit.c; a module
+ * cannot bring one, treecopy.c refuses the name).  That holds the lock
+ * file's providers and nothing else: when the module needs more
+ * (modules, a backend, a lock file still to be made), terraform stops
+ * before it runs anything with one of the errors below as its first,
+ * and the command runs again after init.  Module code that fails with
+ * such words later comes after an error of its own, so it cannot make
+ * anything run twice.
+ */
+#define TF_RUN "tf() { p=$1; shift; if [ -d .terraform ]; then " \
+		"echo $p 2>/dev/null >&0; \"$@\" </dev/null 2>/tmp/tf.err; " \
+		"r=$?; if [ $r -ne 0 ] && sed -n '/^Error: /{p;q;}' " \
+		"/tmp/tf.err | grep -q -e '^Error: Inconsistent dependency " \
+		"lock file$' -e '^Error: Required plugins are not installed$' " \
+		"-e '^Error: Module not installed$' -e '^Error: Backend " \
+		"initialization required'; then tf_init; \"$@\" </dev/null; " \
+		"return; fi; [ ! -s /tmp/tf.err ] || cat /tmp/tf.err >&2; " \
+		"return $r; fi; " \
+		TF_PHASE("init") "tf_init; echo $p 2>/dev/null >&0; " \
+		"\"$@\" </dev/null; }; "
+
+#define TF_PLAN	"tf plan terraform plan -input=false -no-color " \
+		"-out=plan.tfplan"
 
 /*
  * The gvisor backend's launcher shows the saved plan itself, where no
  * module code runs (launcher_render.c): this sandbox's output goes back to the
  * agent only.
  */
-static const char plan_script[] = TF_ENV TF_INIT TF_PHASE("plan")
-    "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
+static const char plan_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     " || exit 4";
 
 /*
  * The kubernetes backend has no render yet: the Job shows its plan, so
  * that plan goes to the agent only and no approval is asked (tf_kind).
  */
-static const char plan_show_script[] = TF_ENV TF_INIT TF_PHASE("plan")
-    "terraform plan -input=false -no-color -out=plan.tfplan" TF_NOIN
+static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     " >plan.txt 2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; "
-    "exit 4; }; terraform show -json plan.tfplan" TF_NOIN
+    "exit 4; }; terraform show -json plan.tfplan </dev/null"
     " >plan.json 2>/tmp/show.err || "
     "{ cat /tmp/show.err >&2; exit 5; }";
 
-static const char apply_script[] = TF_ENV TF_INIT TF_PHASE("apply")
-    "terraform apply -input=false -no-color plan.tfplan" TF_NOIN;
+static const char apply_script[] = TF_ENV TF_INIT_FN TF_RUN
+    "tf apply terraform apply -input=false -no-color plan.tfplan";
 
 static const char *
 working_dir(const struct call *k)
@@ -191,8 +224,10 @@ tf_prepare(struct call *k, struct sbx_request *req)
 
 	path = json_string_value(json_object_get(k->decision,
 	    "working_dir_path"));
-	req->argv = json_pack("[s, s, s]", "/bin/sh", "-c", apply ?
-	    apply_script : render ? plan_script : plan_show_script);
+	req->argv = json_pack("[s, s, o]", "/bin/sh", "-c", json_sprintf(
+	    apply ? apply_script : render ? plan_script : plan_show_script,
+	    runnerd_conf.runnerd.memory / 2 / (1024 * 1024),
+	    (runnerd_conf.runnerd.cpu_percent + 99) / 100));
 	req->workspace = json_pack("{s:o, s:[s, s]}", "state", state_dir(path),
 	    "phases", "init", apply ? "apply" : "plan");
 	if (req->argv == NULL || req->workspace == NULL)
@@ -201,9 +236,14 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	if (!apply)
 		json_object_set_new(req->workspace, "workdir",
 		    json_string(path));
-	/* A started sandbox of the pool may run it (launcher_tfpool.c). */
-	if (render)
+	/*
+	 * A started sandbox of the pool may run it (launcher_tfpool.c),
+	 * with .terraform from the init cache (launcher_tfinit.c).
+	 */
+	if (render) {
 		json_object_set_new(req->workspace, "poolable", json_true());
+		json_object_set_new(req->workspace, "init_cache", json_true());
+	}
 	/* The launcher mounts these of the mirror, and nothing else. */
 	json_object_set(req->workspace, "providers", json_object_get(
 	    k->decision, "terraform_providers"));

@@ -15,8 +15,9 @@
  * terraform.tfstate back, also after a failure: what terraform did is
  * never forgotten), and with plan_save "plans_kept_for" (seconds: older
  * saved plans and snapshots of that working directory are removed once
- * the new one is kept), and "poolable" (a started sandbox of the
- * terraform pool may run it, launcher_tfpool.c).
+ * the new one is kept), "poolable" (a started sandbox of the
+ * terraform pool may run it, launcher_tfpool.c) and "init_cache" (with
+ * "providers": .terraform from the init cache, launcher_tfinit.c).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -173,6 +174,9 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	    !json_is_boolean(j))
 		return 0;
 	if ((j = json_object_get(req, "poolable")) != NULL &&
+	    !json_is_boolean(j))
+		return 0;
+	if ((j = json_object_get(req, "init_cache")) != NULL &&
 	    !json_is_boolean(j))
 		return 0;
 	if ((j = json_object_get(req, "plans_kept_for")) != NULL &&
@@ -445,14 +449,18 @@ seed_child(void *arg)
 	int r;
 
 	r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
-	return json_pack("{s:b, s:s, s:O?}", "ok", r == 0, "why", why,
-	    "snapshot", json_object_get(j->req, "snapshot"));
+	return json_pack("{s:b, s:s, s:O?, s:o?}", "ok", r == 0, "why", why,
+	    "snapshot", json_object_get(j->req, "snapshot"), "init",
+	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
+	    tfinit_seed(j->c, j->work, j->req) : NULL);
 }
 
 /*
  * workspace_seed in a child that can read nothing but the working
- * directory and write nothing but runnerd's terraform state and the
- * workspace (launcher_confine.c).  The snapshot's digest comes back into req.
+ * directory and the init cache and write nothing but runnerd's
+ * terraform state and the workspace (launcher_confine.c).  The
+ * snapshot's digest comes back into req, and with "init_cache" what
+ * tfinit_seed found ("init").
  */
 int
 workspace_seed_confined(const struct as_config *c, const char *work,
@@ -460,17 +468,22 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	struct seed_job job = { c, work, req };
-	char terraform[PATH_MAX];
+	char terraform[PATH_MAX], tfinit[PATH_MAX];
 	const char *w;
 	json_t *reply;
 	int r;
 
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1) {
+	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
+	    pathf(tfinit, sizeof(tfinit), "%s/tfinit", c->runnerd.state_dir) ==
+	    -1) {
 		snprintf(why, whylen, "workspace: %s", strerror(errno));
 		return -1;
 	}
+	json_object_del(req, "init");
 	paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
+	if (json_is_true(json_object_get(req, "init_cache")))
+		paths.ro[paths.ro[0] != NULL] = tfinit;
 	paths.rw[0] = terraform;
 	paths.rw[1] = work;
 	if ((reply = confined_run(c, &paths, seed_child, &job, why,
@@ -485,6 +498,8 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
 		json_object_set(req, "snapshot", json_object_get(reply,
 		    "snapshot"));
+	if (r == 0 && json_is_object(json_object_get(reply, "init")))
+		json_object_set(req, "init", json_object_get(reply, "init"));
 	json_decref(reply);
 	return r;
 }

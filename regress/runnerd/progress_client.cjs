@@ -72,19 +72,27 @@ async function main() {
 	check(messages(seen) === planned, "terraform_plan's phases");
 	check(increasing(seen), "terraform_plan's progress decreased");
 
+	// Later calls have no init phase once the init cache holds the
+	// module's lock file (launcher_tfinit.c), which it builds beside
+	// the first call.
+	const initless = (want) => [want, want.replace('"terraform init",',
+	    "")];
+
 	// The apply a person approved: init and apply, no plan.
 	({ r, seen } = await traced(client, "terraform_apply",
 	    { working_dir: "demo" }));
-	check(messages(seen) === planned, "terraform_apply's plan phases");
+	check(initless(planned).includes(messages(seen)),
+	    "terraform_apply's plan phases");
 	const id = r.structuredContent.approval_id;
 	execFileSync(path.join(bindir, "approvalctl"), ["-f", conf, "approve",
 	    id], { encoding: "utf8" });
 	({ r, seen } = await traced(client, "terraform_apply",
 	    { working_dir: "demo", approval_id: id }));
 	check(!r.isError, "terraform_apply: " + JSON.stringify(r));
-	check(messages(seen) === messages(["sandbox started", "terraform init",
+	check(initless(messages(["sandbox started", "terraform init",
 	    "terraform apply", "sandbox finished"].map((message) =>
-	    ({ message }))), "terraform_apply's phases");
+	    ({ message })))).includes(messages(seen)),
+	    "terraform_apply's phases");
 	check(increasing(seen), "terraform_apply's progress decreased");
 
 	({ r, seen } = await traced(client, "run_python",

@@ -5,16 +5,6 @@
 
 . "$(atf_get_srcdir)/../lib/suite.subr"
 
-# A provider of the mirror's layout that is no provider at all: enough
-# for terraform init to find and install it, never for it to run.
-fake_provider()
-{
-	d=$1/$2/3.2.2/linux_amd64
-	mkdir -p "$d"
-	printf '#!/bin/sh\nexit 1\n' > "$d/terraform-provider-${2##*/}_v3.2.2"
-	chmod 755 "$d/terraform-provider-${2##*/}_v3.2.2"
-}
-
 # needs NAME PROVIDER: a module that requires PROVIDER (NAMESPACE/TYPE).
 needs()
 {
@@ -35,9 +25,8 @@ gov_setup()
 {
 	command -v runsc >/dev/null || atf_skip "runsc is not installed"
 	command -v terraform >/dev/null || atf_skip "terraform is not installed"
-	W=$(pwd)
-	fake_provider mirror registry.terraform.io/hashicorp/null
-	fake_provider mirror registry.terraform.io/hashicorp/random
+	as_fake_provider mirror registry.terraform.io/hashicorp/null
+	as_fake_provider mirror registry.terraform.io/hashicorp/random
 	mkdir -p tf/exec
 	cp -R "$(as_src)/terraform/demo" tf/
 	needs null hashicorp/null
@@ -47,10 +36,11 @@ gov_setup()
 	# .terraform.d/plugins and .local/share/terraform/plugins.
 	needs own-plugins hashicorp/time
 	for d in .terraform.d/plugins .local/share/terraform/plugins; do
-		fake_provider "tf/own-plugins/$d" registry.terraform.io/hashicorp/time
+		as_fake_provider "tf/own-plugins/$d" \
+		    registry.terraform.io/hashicorp/time
 	done
 	needs own-terraform-d hashicorp/time
-	fake_provider tf/own-terraform-d/terraform.d/plugins \
+	as_fake_provider tf/own-terraform-d/terraform.d/plugins \
 	    registry.terraform.io/hashicorp/time
 	cat > tf/exec/main.tf <<'TF'
 resource "terraform_data" "x" {
@@ -59,19 +49,10 @@ resource "terraform_data" "x" {
   }
 }
 TF
-	sed -e "s|^terraform_root:.*|terraform_root: $W/tf|" \
-	    -e "s|working_dirs: \[.*\]|working_dirs: [demo, null, random, own-plugins, own-terraform-d, exec]|" \
-	    -e "s|providers: \[.*\]|providers: [hashicorp/random, registry.terraform.io/HashiCorp/time]|" \
-	    -e "s|provisioners: deny|provisioners: $1|" \
-	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	AS_RUNNERD_EXTRA="  timeout: 60s
-  warm_pool: 0
-  terraform_mirror: $W/mirror
+	AS_TF_RUNNERD_EXTRA="  terraform_mirror: $(pwd)/mirror
 ${AS_TF_RUNNERD_EXTRA:-}"
-	AS_BROKERD_EXTRA="  scopes:
-    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }"
-	as_conf
-	as_start auditd approvald brokerd runnerd
+	as_tf_suite "[demo, null, random, own-plugins, own-terraform-d, exec]" \
+	    "[hashicorp/random, registry.terraform.io/HashiCorp/time]" "$1"
 }
 
 plans_saved()
