@@ -190,18 +190,21 @@ cg_kill(const char *dir)
 	fclose(f);
 }
 
-/* Kills what is still in a cgroup, then removes it; EBUSY while dying. */
+/*
+ * Removes a cgroup, killing what is still in it when it is busy (EBUSY
+ * also while those die); one empty after a clean exit goes at once.
+ */
 static void
 cg_rmdir(const char *dir)
 {
 	int tries;
 
 	for (tries = 0; tries < 100; tries++) {
-		cg_kill(dir);
 		if (rmdir(dir) == 0 || errno == ENOENT)
 			return;
 		if (errno != EBUSY)
 			break;
+		cg_kill(dir);
 		usleep(10000);
 	}
 	log_warn("rmdir %s", dir);

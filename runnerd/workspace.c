@@ -481,6 +481,11 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 		return -1;
 	}
 	json_object_del(req, "init");
+	/* Nothing to copy in: no child (one-shot tools' calls). */
+	if (json_object_get(req, "state") == NULL) {
+		json_object_del(req, "snapshot");
+		return 0;
+	}
 	paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
 	if (json_is_true(json_object_get(req, "init_cache")))
 		paths.ro[paths.ro[0] != NULL] = tfinit;
@@ -539,6 +544,12 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 	char terraform[PATH_MAX], why[256];
 	json_t *reply;
 
+	/* Nothing to collect: no child (one-shot tools' calls). */
+	if (json_object_get(req, "state") == NULL &&
+	    json_array_size(json_object_get(req, "files_out")) == 0) {
+		json_object_set_new(r, "files", json_object());
+		return;
+	}
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
 	    workspace_state_root(c)) == -1) {
 		json_object_set_new(r, "error", json_string("workspace: "
