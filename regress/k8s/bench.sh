@@ -32,6 +32,14 @@ atf_check() {
 . "$here/kb.subr"
 trap 'kb_stop; cd /; rm -rf "$work"' EXIT
 
+# runnerd and the stand-in peers stopped, for a runnerd configured anew.
+stop_runnerd_peers()
+{
+	kb_stop_runnerd
+	[ ! -f peers.pid ] || kill "$(cat peers.pid)"
+	rm -f peers.pid run/*.sock
+}
+
 # The session agent where images/session has it, for the runner.
 mkdir -p image/usr/local/libexec/agent-sandbox
 cp "$top/runnerd/session-agent.py" image/usr/local/libexec/agent-sandbox/
@@ -42,9 +50,7 @@ kb_runnerd
 kb_tool run_shell '{"command": "true"}' -n 3 >/dev/null	# warm up
 printf 'no credential:   '
 kb_tool run_shell '{"command": "true"}' -n "$n"
-kb_stop_runnerd
-kill "$(cat peers.pid)"
-rm -f peers.pid run/*.sock
+stop_runnerd_peers
 kb_runnerd --secret bench-credential
 printf 'with a Secret:   '
 kb_tool run_shell '{"command": "true"}' -n "$n"
@@ -62,9 +68,7 @@ while [ $i -lt "$n" ]; do
 done
 echo "$(( ($(date +%s%N) - t0) / 1000000 / n )) ms per Job"
 
-kb_stop_runnerd
-kill "$(cat peers.pid)"
-rm -f peers.pid run/*.sock
+stop_runnerd_peers
 kubectl create --validate=false -f "$top/cluster/session-template.yaml" \
     >/dev/null
 # A pool that keeps nothing ready: each claim makes its Sandbox.
@@ -85,18 +89,14 @@ for pool in agent-sandbox-session cold; do
 	calls=0
 	[ "$pool" = cold ] || calls=$((n * 10))
 	python3 "$here/bench_session.py" run/runner.sock "$pool" "$n" "$calls"
-	kb_stop_runnerd
-	kill "$(cat peers.pid)"
-	rm -f peers.pid run/*.sock
+	stop_runnerd_peers
 done
 
 command -v terraform >/dev/null || { echo "bench: no terraform"; exit 0; }
 kb_claim
 mkdir -p "$CLAIM/modules"
 cp -R "$top/terraform/demo" "$CLAIM/modules/"
-kb_stop_runnerd
-kill "$(cat peers.pid)"
-rm -f peers.pid run/*.sock
+stop_runnerd_peers
 KB_KUBE_EXTRA="  pvc: terraform
   pvc_path: $CLAIM" kb_runnerd --working-dir-path "$CLAIM/modules/demo"
 printf 'terraform_plan on the claim: '
