@@ -96,6 +96,7 @@ int	 tfpool_claim(const struct as_config *, const char *, const json_t *,
 /* launcher_tfinit.c: terraform init, cached per lock file */
 int	 tfinit_key(const json_t *, const char *, size_t,
 	    char [SHA256_HEX_LEN + 1]);
+int	 tfinit_dir(const struct as_config *, char *, size_t);
 json_t	*tfinit_seed(const struct as_config *, const char *, const json_t *);
 void	 tfinit_build(const struct as_config *, const json_t *,
 	    const json_t *);
@@ -110,6 +111,7 @@ json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 
 /* workspace.c */
 const char *workspace_state_root(const struct as_config *);
+int	 open_regular(const char *);
 json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,

@@ -92,11 +92,18 @@ static struct build		 builds[TFINIT_BUILDS];
 static struct failed		 failed[16];
 static size_t			 failed_next;
 
+/* The cache's directory. */
+int
+tfinit_dir(const struct as_config *c, char *path, size_t len)
+{
+	return pathf(path, len, "%s/tfinit", c->runnerd.state_dir);
+}
+
+/* An entry's (or a build's) path in it. */
 static int
 cache_dir(const struct as_config *c, char *path, size_t len, const char *name)
 {
-	return name == NULL ? pathf(path, len, "%s/tfinit", c->runnerd.state_dir) :
-	    pathf(path, len, "%s/tfinit/%s", c->runnerd.state_dir, name);
+	return pathf(path, len, "%s/tfinit/%s", c->runnerd.state_dir, name);
 }
 
 /* terraform as the sandboxes find it first on their PATH. */
@@ -281,11 +288,9 @@ lock_read(const char *state, const char *snapshot, char **lock, size_t *len)
 	if (pathf(path, sizeof(path), "%s/snapshots/%s/.terraform.lock.hcl",
 	    state, snapshot) == -1)
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1)
+	if ((fd = open_regular(path)) == -1)
 		return errno == ENOENT ? 0 : -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > TFINIT_LOCK_MAX ||
+	if (fstat(fd, &st) == -1 || st.st_size > TFINIT_LOCK_MAX ||
 	    (*lock = malloc(st.st_size + 1)) == NULL) {
 		close(fd);
 		return -1;
@@ -513,7 +518,7 @@ cache_prune(void)
 	size_t n = 0, i;
 	DIR *d;
 
-	if (cache_dir(conf, dir, sizeof(dir), NULL) == -1 ||
+	if (tfinit_dir(conf, dir, sizeof(dir)) == -1 ||
 	    (d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL && n < sizeof(e) / sizeof(e[0]))
@@ -569,7 +574,7 @@ tfinit_reaped(pid_t pid, int status)
 		ev_timer_cancel(b->timer);
 	b->timer = 0;
 	snprintf(name, sizeof(name), ".build-%s", b->key);
-	if (cache_dir(conf, top, sizeof(top), NULL) == -1 ||
+	if (tfinit_dir(conf, top, sizeof(top)) == -1 ||
 	    cache_dir(conf, dir, sizeof(dir), name) == -1 ||
 	    pathf(from, sizeof(from), "%s/work/.terraform", dir) == -1 ||
 	    pathf(tmp, sizeof(tmp), "%s/entry", dir) == -1 ||
@@ -614,7 +619,7 @@ tfinit_init(const struct as_config *c)
 	DIR *d;
 
 	conf = c;
-	if (cache_dir(c, dir, sizeof(dir), NULL) == -1 ||
+	if (tfinit_dir(c, dir, sizeof(dir)) == -1 ||
 	    (mkdir(dir, 0700) == -1 && errno != EEXIST))
 		fatal("mkdir %s", dir);
 	if ((d = opendir(dir)) == NULL)

@@ -46,7 +46,7 @@
  * /dev/null instead, so that it cannot announce one.  Where stdin is
  * no socket (the kubernetes backend) the announcement goes nowhere.
  */
-#define TF_PHASE(p)	"echo " p " 2>/dev/null >&0; "
+#define TF_PHASE_FN	"phase() { echo $1 2>/dev/null >&0; }; "
 
 /*
  * -plugin-dir makes the mounted mirror the only place providers come
@@ -71,8 +71,8 @@
  * such words later comes after an error of its own, so it cannot make
  * anything run twice.
  */
-#define TF_RUN "tf() { p=$1; shift; if [ -d .terraform ]; then " \
-		"echo $p 2>/dev/null >&0; \"$@\" </dev/null 2>/tmp/tf.err; " \
+#define TF_RUN TF_PHASE_FN "tf() { p=$1; shift; if [ -d .terraform ]; then " \
+		"phase $p; \"$@\" </dev/null 2>/tmp/tf.err; " \
 		"r=$?; if [ $r -ne 0 ] && sed -n '/^Error: /{p;q;}' " \
 		"/tmp/tf.err | grep -q -e '^Error: Inconsistent dependency " \
 		"lock file$' -e '^Error: Required plugins are not installed$' " \
@@ -80,7 +80,7 @@
 		"initialization required'; then tf_init; \"$@\" </dev/null; " \
 		"return; fi; [ ! -s /tmp/tf.err ] || cat /tmp/tf.err >&2; " \
 		"return $r; fi; " \
-		TF_PHASE("init") "tf_init; echo $p 2>/dev/null >&0; " \
+		"phase init; tf_init; phase $p; " \
 		"\"$@\" </dev/null; }; "
 
 #define TF_PLAN	"tf plan terraform plan -input=false -no-color " \

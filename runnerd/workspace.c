@@ -48,7 +48,7 @@
  * A regular file for reading, never through a link; a fifo or device
  * that a sandbox left in its place neither blocks nor is read.
  */
-static int
+int
 open_regular(const char *path)
 {
 	struct stat st;
@@ -475,8 +475,7 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
 	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
-	    pathf(tfinit, sizeof(tfinit), "%s/tfinit", c->runnerd.state_dir) ==
-	    -1) {
+	    tfinit_dir(c, tfinit, sizeof(tfinit)) == -1) {
 		snprintf(why, whylen, "workspace: %s", strerror(errno));
 		return -1;
 	}

@@ -60,11 +60,6 @@ plans_saved()
 	find var/runner/terraform -name '*.tfplan' 2>/dev/null | wc -l
 }
 
-is_error()
-{
-	python3 -c 'import json, sys; print(str(json.load(open(sys.argv[1]))["isError"]).lower())' "$1"
-}
-
 atf_test_case provider_allowlist cleanup
 provider_allowlist_head()
 {
@@ -77,7 +72,7 @@ provider_allowlist_body()
 	gov_setup deny
 	as_call terraform_plan '{"working_dir":"null"}' > r.json
 	as_field text < r.json > r.txt
-	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
 	grep -q "provider registry.terraform.io/hashicorp/null was not found" \
 	    r.txt || atf_fail "provider not named: $(cat r.txt)"
 	grep -q "Terraform has been successfully initialized" r.txt &&
@@ -124,13 +119,13 @@ module_plugins_ignored_body()
 	gov_setup deny
 	as_call terraform_plan '{"working_dir":"own-plugins"}' > r.json
 	as_field text < r.json > r.txt
-	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
 	grep -q "provider registry.terraform.io/hashicorp/time was not found" \
 	    r.txt || atf_fail "provider not named: $(cat r.txt)"
 	# terraform.d is refused by name before the sandbox, or else unused.
 	as_call terraform_plan '{"working_dir":"own-terraform-d"}' > r.json
 	as_field text < r.json > r.txt
-	[ "$(is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "not an error: $(cat r.txt)"
 	grep -Eq "terraform\.d|hashicorp/time was not found" r.txt ||
 	    atf_fail "neither named: $(cat r.txt)"
 	[ "$(plans_saved)" -eq 0 ] || atf_fail "a plan was saved"
@@ -152,7 +147,7 @@ demo_plans_body()
 {
 	gov_setup deny
 	as_call terraform_plan '{"working_dir":"demo"}' > r.json
-	[ "$(is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
+	[ "$(as_is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
 	[ "$(as_field code < r.json)" = "[]" ] || atf_fail "code in the demo"
 	as_stop
 }
@@ -173,12 +168,12 @@ provisioners_denied_body()
 	gov_setup deny
 	as_call terraform_plan '{"working_dir":"exec"}' > r.json
 	as_field text < r.json > r.txt
-	[ "$(is_error r.json)" = true ] || atf_fail "not refused: $(cat r.txt)"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "not refused: $(cat r.txt)"
 	grep -q "terraform.provisioners is deny" r.txt || atf_fail "$(cat r.txt)"
 	grep -q "local-exec in terraform_data.x: echo hi" r.txt ||
 	    atf_fail "code not named: $(cat r.txt)"
 	as_call terraform_apply '{"working_dir":"exec"}' > r.json
-	[ "$(is_error r.json)" = true ] || atf_fail "apply not refused"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "apply not refused"
 	atf_check -o not-match:apr- "$(as_bin approvalctl)" -f conf.yaml list
 	as_stop
 }
@@ -198,7 +193,7 @@ provisioners_approve_body()
 {
 	gov_setup approve
 	as_call terraform_plan '{"working_dir":"exec"}' > r.json
-	[ "$(is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
+	[ "$(as_is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
 	[ "$(as_field destructive < r.json)" = true ] || atf_fail "not destructive"
 	as_field text < r.json > r.txt
 	grep -q "DESTRUCTIVE: runs code at apply time: local-exec in terraform_data.x" \

@@ -98,15 +98,10 @@ call()
 	[ -s r.json ] || atf_fail "$1: no result: $(cat out.txt)"
 }
 
-is_error()
-{
-	python3 -c 'import json, sys; print(str(json.load(open(sys.argv[1]))["isError"]).lower())' "$1"
-}
-
 plan_ok()
 {
 	call terraform_plan "{\"working_dir\":\"$1\"}"
-	[ "$(is_error r.json)" = false ] ||
+	[ "$(as_is_error r.json)" = false ] ||
 	    atf_fail "plan $1: $(as_field text < r.json)"
 }
 
@@ -199,7 +194,7 @@ writes_stay_body()
 	case $id in apr-*) ;; *) atf_fail "no pending approval: $(cat r.json)" ;; esac
 	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
 	call terraform_apply "{\"working_dir\":\"exec\",\"approval_id\":\"$id\"}"
-	[ "$(is_error r.json)" = false ] ||
+	[ "$(as_is_error r.json)" = false ] ||
 	    atf_fail "apply: $(as_field text < r.json)"
 	after=$(cd var/runner/tfinit && find . -printf '%p %u %m %l\n' | sort)
 	[ "$before" = "$after" ] || atf_fail "the cache changed: $after"
@@ -251,12 +246,12 @@ refused_locks_body()
 {
 	init_setup
 	call terraform_plan '{"working_dir":"unlisted"}'
-	[ "$(is_error r.json)" = true ] || atf_fail "unlisted planned"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "unlisted planned"
 	as_field text < r.json | grep -q "hashicorp/random" ||
 	    atf_fail "provider not named: $(as_field text < r.json)"
 	wait_cache 1 "not built"
 	call terraform_plan '{"working_dir":"forged"}'
-	[ "$(is_error r.json)" = true ] || atf_fail "forged planned"
+	[ "$(as_is_error r.json)" = true ] || atf_fail "forged planned"
 	wait_cache 1 "not as terraform writes it"
 	[ "$(entries)" -eq 0 ] || atf_fail "entries: $(ls var/runner/tfinit)"
 	[ "$(grep -c 'not built' runnerd.log)" -eq 2 ] ||
