@@ -59,7 +59,7 @@ struct sbx {
 	json_t			*req;
 	json_t			*planned;	/* the plan's result, rendering */
 	struct phase		 phase;
-	char			 rwork[PATH_MAX];
+	struct render		 render;	/* a plan's, from its start */
 	int			 waiting;	/* in the pool, unclaimed */
 	int			 script_fd;	/* a waiting one's stdin */
 };
@@ -321,6 +321,7 @@ sbx_cleanup(struct sbx *s)
 {
 	int r = 0;
 
+	render_stop(&s->render);
 	if (s->proxy > 0) {
 		kill(s->proxy, SIGKILL);
 		(void)waitpid(s->proxy, NULL, 0);
@@ -376,6 +377,15 @@ sbx_watch(struct sbx *s, pid_t pid, int out, int err)
 	return 0;
 }
 
+/* A plan's render, its sandbox started beside the planning one. */
+static void
+sbx_render_start(struct sbx *s)
+{
+	if (json_is_true(json_object_get(s->req, "render")))
+		render_start(conf, s->dir, json_object_get(s->req,
+		    "providers"), &s->render);
+}
+
 /*
  * After a clean plan: the plan shown where no module code ran
  * (launcher_render.c); r waits in s->planned until that ends.
@@ -384,44 +394,22 @@ static int
 sbx_render(struct sbx *s, json_t *r)
 {
 	char why[512];
-	int out[2], err[2];
+	int out, err;
 	pid_t pid;
 
 	if (!json_is_true(json_object_get(s->req, "render")) ||
 	    json_object_get(r, "plan_digest") == NULL ||
 	    json_object_get(r, "error") != NULL)
 		return -1;
-	if (render_prepare(conf, s->dir, r, s->req, s->rwork,
-	    sizeof(s->rwork), why, sizeof(why)) == -1) {
+	if (render_prepare(conf, s->render.work, r, s->req, why,
+	    sizeof(why)) == -1 ||
+	    (pid = render_go(&s->render, &out, &err, why, sizeof(why))) == -1) {
 		json_object_set_new(r, "error", json_string(why));
 		return -1;
 	}
-	if (pipe2(out, O_CLOEXEC) == -1)
-		goto fail;
-	if (pipe2(err, O_CLOEXEC) == -1) {
-		close(out[0]);
-		close(out[1]);
-		goto fail;
-	}
-	if ((pid = fork()) == -1) {
-		close(out[0]);
-		close(out[1]);
-		close(err[0]);
-		close(err[1]);
-		goto fail;
-	}
-	if (pid == 0)
-		bwrap_terraform(conf, s->rwork, json_object_get(s->req,
-		    "providers"), render_script, out[1], err[1]);
-	close(out[1]);
-	close(err[1]);
 	s->planned = r;
 	phase_report(&s->phase, "render");
-	return sbx_watch(s, pid, out[0], err[0]);
-fail:
-	json_object_set_new(r, "error", json_sprintf("render: %s",
-	    strerror(errno)));
-	return -1;
+	return sbx_watch(s, pid, out, err);
 }
 
 static void
@@ -445,7 +433,7 @@ sbx_finish(struct sbx *s)
 	if ((r = s->planned) != NULL) {
 		s->planned = NULL;
 		err = strndup(s->err.buf, s->err.len);
-		render_collect(conf, s->rwork, s->killed == NULL &&
+		render_collect(conf, s->render.work, s->killed == NULL &&
 		    WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0, r,
 		    s->killed != NULL ? s->killed : err);
 		free(err);
@@ -550,6 +538,7 @@ sbx_new(uint64_t id, uint64_t cid, char *why, size_t whylen)
 	s->id = id;
 	s->out.fd = s->err.fd = s->phase.fd = s->script_fd = -1;
 	s->proxy = -1;
+	render_init(&s->render);
 	s->started = ev_now_ms();
 	container_id(cid, s->cid);
 	TAILQ_INSERT_TAIL(&sbxs, s, entry);
@@ -676,6 +665,7 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 	why[0] = '\0';
 	tfinit_build(conf, json_object_get(req, "init"),
 	    json_object_get(req, "providers"));
+	sbx_render_start(s);
 }
 
 /*
@@ -738,6 +728,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 		/* After the start: the call's sandbox comes first. */
 		tfinit_build(conf, json_object_get(req, "init"),
 		    json_object_get(req, "providers"));
+		sbx_render_start(s);
 	}
 	if (credfd != -1)
 		close(credfd);
@@ -819,13 +810,16 @@ launcher_reap(void)
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		TAILQ_FOREACH(s, &sbxs, entry)
-			if (s->runsc == pid)
+			if (s->runsc == pid || render_reaped(&s->render, pid,
+			    st))
 				break;
 		if (s == NULL) {
 			if (!tfinit_reaped(pid, st))
 				sessbox_reaped(pid, st);
 			continue;
 		}
+		if (s->runsc != pid)
+			continue;	/* a render, ended before its go */
 		s->wstatus = st;
 		s->runsc = -1;
 		sbx_finish(s);

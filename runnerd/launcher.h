@@ -9,6 +9,7 @@
 #define RUNNERD_LAUNCHER_H
 
 #include <sys/types.h>
+#include <limits.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -123,11 +124,24 @@ void	 workspace_collect_confined(const struct as_config *, const char *,
 	    json_t *, json_t *, int);
 
 /* launcher_render.c: the plan shown where no module code ran */
-extern const char render_script[];
+struct render {
+	pid_t		 pid;		/* bwrap, its shell waiting for go */
+	int		 go, out, err;	/* go's write end; its output */
+	int		 failed;	/* the errno of a start that failed */
+	int		 status;	/* how it ended before its go */
+	char		 work[PATH_MAX];
+};
 void	 bwrap_terraform(const struct as_config *, const char *,
-	    const json_t *, const char *, int, int) __attribute__((noreturn));
+	    const json_t *, const char *, int, int, int)
+	    __attribute__((noreturn));
+void	 render_init(struct render *);
+void	 render_start(const struct as_config *, const char *, const json_t *,
+	    struct render *);
 int	 render_prepare(const struct as_config *, const char *, json_t *,
-	    json_t *, char *, size_t, char *, size_t);
+	    json_t *, char *, size_t);
+pid_t	 render_go(struct render *, int *, int *, char *, size_t);
+int	 render_reaped(struct render *, pid_t, int);
+void	 render_stop(struct render *);
 void	 render_collect(const struct as_config *, const char *, int, json_t *,
 	    const char *);
 

@@ -14,8 +14,16 @@
  * uid 65534 with no capabilities and no_new_privs) rather than a second
  * gVisor start, which alone would cost more than the plan.  A plan that
  * needs no provider is shown without `terraform init`.
+ *
+ * The second sandbox is started beside the plan, its shell waiting on
+ * a pipe: bwrap's namespaces and the shell cost about 25 ms here, off
+ * the plan's path that way.  Its workspace stays empty until the plan
+ * has ended and its files are checked in (render_prepare); then the
+ * launcher writes go.
  */
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "launcher.h"
 
 #define RENDER_PROVIDERS	32
@@ -40,7 +49,8 @@
  * it holds the plan's lock file (launcher_tfinit.c); a show that needs
  * more runs init first.
  */
-const char render_script[] =
+static const char render_script[] =
+    "read -r go && [ \"$go\" = go ] || exit 0; exec </dev/null; "
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
     "TF_CLI_CONFIG_FILE=/dev/null GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
     "show() { terraform show -json plan.tfplan >plan.json 2>/tmp/json.err & "
@@ -106,14 +116,15 @@ provider_bind(const char *name, const char *src, void *p)
 /*
  * The child: script in a namespace sandbox with work at /work and the
  * allowed providers at PROVIDER_MOUNT, the render's and the init
- * cache's builder's (launcher_tfinit.c).  bwrap runs as root, so that
+ * cache's builder's (launcher_tfinit.c); stdin is in, or /dev/null
+ * when -1.  bwrap runs as root, so that
  * it can bind what uid 65534 could not reach by path (runnerd's state,
  * the operator's mirror); inside, setpriv drops to 65534 with no
  * capability, no bounding set and no_new_privs before the shell starts.
  */
 void
 bwrap_terraform(const struct as_config *c, const char *work,
-    const json_t *providers, const char *script, int out, int err)
+    const json_t *providers, const char *script, int in, int out, int err)
 {
 	static const char *const head[] = {
 		"bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net",
@@ -138,11 +149,10 @@ bwrap_terraform(const struct as_config *c, const char *work,
 	};
 	struct argv_buf a;
 	size_t i;
-	int null;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
-	    (null = open("/dev/null", O_RDONLY)) == -1 ||
-	    dup2(null, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+	    (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1) ||
+	    dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		_exit(126);
 	closefrom(3);
 	memset(&a, 0, sizeof(a));
@@ -162,25 +172,68 @@ bwrap_terraform(const struct as_config *c, const char *work,
 	_exit(127);
 }
 
+void
+render_init(struct render *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pid = -1;
+	r->go = r->out = r->err = -1;
+}
+
+static void
+fd_close(int *fd)
+{
+	if (*fd != -1)
+		close(*fd);
+	*fd = -1;
+}
+
 /*
- * The render's workspace, dir/render: the plan's module snapshot and
- * the saved plan, checked against their digests (workspace_seed).
+ * The render's sandbox for the plan in dir, with an empty workspace at
+ * dir/render/work, waiting for go.  A start that fails is said by
+ * render_go, where the call learns of it.
  */
-int
-render_prepare(const struct as_config *c, const char *dir, json_t *planned,
-    json_t *req, char *work, size_t worklen, char *why, size_t whylen)
+void
+render_start(const struct as_config *c, const char *dir,
+    const json_t *providers, struct render *r)
 {
 	char rdir[PATH_MAX];
+	int go[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+
+	if (pathf(rdir, sizeof(rdir), "%s/render", dir) == -1 ||
+	    pathf(r->work, sizeof(r->work), "%s/work", rdir) == -1 ||
+	    mkdir(rdir, 0700) == -1 || mkdir(r->work, 0700) == -1 ||
+	    chown(r->work, SANDBOX_UID, SANDBOX_GID) == -1 ||
+	    pipe2(go, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
+	    pipe2(err, O_CLOEXEC) == -1 || (r->pid = fork()) == -1) {
+		r->failed = errno;
+		fd_close(&go[1]);
+		fd_close(&out[0]);
+		fd_close(&err[0]);
+	} else if (r->pid == 0)
+		bwrap_terraform(c, r->work, providers, render_script, go[0],
+		    out[1], err[1]);
+	else {
+		r->go = go[1];
+		r->out = out[0];
+		r->err = err[0];
+	}
+	fd_close(&go[0]);
+	fd_close(&out[1]);
+	fd_close(&err[1]);
+}
+
+/*
+ * The render's workspace: the plan's module snapshot and the saved
+ * plan, checked against their digests (workspace_seed).
+ */
+int
+render_prepare(const struct as_config *c, const char *work, json_t *planned,
+    json_t *req, char *why, size_t whylen)
+{
 	json_t *rreq;
 	int r;
 
-	if (pathf(rdir, sizeof(rdir), "%s/render", dir) == -1 ||
-	    pathf(work, worklen, "%s/work", rdir) == -1 ||
-	    mkdir(rdir, 0700) == -1 || mkdir(work, 0700) == -1 ||
-	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1) {
-		snprintf(why, whylen, "render: %s", strerror(errno));
-		return -1;
-	}
 	rreq = json_pack("{s:O, s:O, s:O?, s:O?}", "state",
 	    json_object_get(req, "state"), "plan_load",
 	    json_object_get(planned, "plan_digest"), "init_cache",
@@ -193,6 +246,65 @@ render_prepare(const struct as_config *c, const char *dir, json_t *planned,
 	r = workspace_seed_confined(c, work, rreq, why, whylen);
 	json_decref(rreq);
 	return r;
+}
+
+/*
+ * The render runs: its pid, its output pipes handed to the caller; or
+ * -1 and why.
+ */
+pid_t
+render_go(struct render *r, int *out, int *err, char *why, size_t whylen)
+{
+	pid_t pid = r->pid;
+
+	if (pid == -1) {
+		if (r->failed != 0)
+			snprintf(why, whylen, "render: %s",
+			    strerror(r->failed));
+		else
+			snprintf(why, whylen, "render: bwrap ended before the "
+			    "plan did (status %#x)", r->status);
+		return -1;
+	}
+	if (write_full(r->go, "go\n", 3) == -1) {
+		snprintf(why, whylen, "render: %s", strerror(errno));
+		return -1;
+	}
+	fd_close(&r->go);
+	*out = r->out;
+	*err = r->err;
+	r->out = r->err = -1;
+	r->pid = -1;
+	return pid;
+}
+
+/* 1 when pid was r's, ended before its go. */
+int
+render_reaped(struct render *r, pid_t pid, int status)
+{
+	if (r->pid == -1 || r->pid != pid)
+		return 0;
+	r->pid = -1;
+	r->status = status;
+	fd_close(&r->go);
+	fd_close(&r->out);
+	fd_close(&r->err);
+	return 1;
+}
+
+/* A render that has not gone is ended and waited for. */
+void
+render_stop(struct render *r)
+{
+	fd_close(&r->go);
+	fd_close(&r->out);
+	fd_close(&r->err);
+	if (r->pid > 0) {
+		kill(r->pid, SIGKILL);	/* bwrap: its pid namespace goes */
+		while (waitpid(r->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	r->pid = -1;
 }
 
 /*

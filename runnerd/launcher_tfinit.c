@@ -465,8 +465,8 @@ tfinit_build(const struct as_config *c, const json_t *init,
 	if (b->pid == 0) {
 		if ((null = open("/dev/null", O_WRONLY)) == -1)
 			_exit(126);
-		bwrap_terraform(c, work, providers, build_script, null,
-		    b->log);
+		bwrap_terraform(c, work, providers, build_script, -1,
+		    null, b->log);
 	}
 	strlcpy(b->key, key, sizeof(b->key));
 	b->timer = ev_timer(c->runnerd.timeout * 1000, build_deadline, b);

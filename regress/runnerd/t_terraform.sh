@@ -164,7 +164,7 @@ phase_scopes_cleanup()
 atf_test_case terraform_errors cleanup
 terraform_errors_head()
 {
-	atf_set "descr" "terraform's own errors come back as they are, nothing left behind"
+	atf_set "descr" "terraform's own errors come back as they are, nothing left behind, not the render's sandbox"
 	atf_set "require.user" "root"
 	atf_set "timeout" "180"
 }
@@ -180,6 +180,9 @@ terraform_errors_body()
 	grep -q '"isError":true' r.json || atf_fail "missing provider not an error"
 	grep -q "hashicorp/null" r.txt || atf_fail "no init message: $(cat r.txt)"
 	[ -z "$(ls var/runner/bundles 2>/dev/null)" ] || atf_fail "bundles left"
+	# Each plan's render sandbox waited beside it (its script begins
+	# with its read of go): a plan that failed ends it too.
+	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
 	as_stop
 }
 terraform_errors_cleanup()

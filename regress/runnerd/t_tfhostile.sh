@@ -315,9 +315,53 @@ forged_plan_files_cleanup()
 	as_kill_all
 }
 
+atf_test_case render_killed cleanup
+render_killed_head()
+{
+	atf_set "descr" "the render's sandbox, waiting beside the plan, killed before the plan ends: the plan is an error that says so, at once, and nothing is left"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+render_killed_body()
+{
+	# runnerd's runsc is a wrapper that kills the render's sandbox
+	# (its script begins with its read of go) while the plan runs.
+	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	cat > runsc <<SH
+#!/bin/sh
+( i=0
+while [ \$i -lt 100 ] && ! pkill -KILL -f "$AS_RENDER_WAITING"; do
+	sleep 0.05
+	i=\$((i + 1))
+done ) </dev/null >/dev/null 2>&1 &
+exec "$real" "\$@"
+SH
+	chmod 755 runsc
+	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
+	tf_setup
+	mkdir -p tf/m
+	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	start=$(date +%s)
+	tf_call terraform_plan > plan
+	[ "$(as_is_error plan)" = true ] ||
+	    atf_fail "the plan was not an error: $(cat plan)"
+	grep -q "bwrap ended before the plan did" plan ||
+	    atf_fail "the error does not say why: $(cat plan)"
+	[ $(($(date +%s) - start)) -lt 30 ] ||
+	    atf_fail "the call waited out its deadline"
+	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
+	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
+	as_stop
+}
+render_killed_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case forged_plan_files
+	atf_add_test_case render_killed
 	atf_add_test_case symlink_race
 	atf_add_test_case bad_entries
 	atf_add_test_case apply_runs_the_snapshot
