@@ -3,7 +3,10 @@
 client on mcpd's stdio, runnerd, gVisor, approvald, brokerd, auditd),
 with runnerd.terraform_pool off and on, against `runsc do terraform`
 and bare terraform on the same already-initialised module, in the same
-run; then each daemon's private memory when idle.
+rounds: each round runs bare terraform's and `runsc do`'s plan just
+before the suite's, and their applies just before the suite's, so that
+the ratios compare the same minutes of a machine whose speed drifts;
+then each daemon's private memory when idle.
 
 Each round changes the replica count, so that every plan has a change
 and every apply applies one.  The suite's apply is timed from the call
@@ -92,38 +95,42 @@ def tf(module, command, *args):
                    env=TF_ENV, check=True, stdout=subprocess.DEVNULL)
 
 
-def bare(module, rounds):
-    tf(module, "init", "-input=false")
-    plans, applies = [], []
-    for i in range(rounds):
-        set_replicas(module, 4 + i % 2)
-        plans.append(timed(lambda: (tf(module, "plan", "-input=false",
-                                       "-out=p.tfplan"),
-                                    tf(module, "show", "-json",
-                                       "p.tfplan"))))
-        applies.append(timed(lambda: tf(module, "apply", "-input=false",
-                                          "p.tfplan")))
-    return plans, applies
+class Bare:
+    """terraform itself, on its own copy of the module."""
+
+    def __init__(self, module):
+        self.module = module
+        tf(module, "init", "-input=false")
+
+    def plan(self):
+        return timed(lambda: (tf(self.module, "plan", "-input=false",
+                                 "-out=p.tfplan"),
+                              tf(self.module, "show", "-json", "p.tfplan")))
+
+    def apply(self):
+        return timed(lambda: tf(self.module, "apply", "-input=false",
+                                "p.tfplan"))
 
 
-def runsc_do(module, rounds):
+class RunscDo(Bare):
     """The same commands in a fresh gVisor sandbox each."""
-    run = ["runsc", "--network=none", "do", "--", "/usr/bin/env",
+    RUN = ["runsc", "--network=none", "do", "--", "/usr/bin/env",
            "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
            "TF_CLI_CONFIG_FILE=/dev/null", "terraform"]
-    tf(module, "init", "-input=false")
-    plans, applies = [], []
-    for i in range(rounds):
-        set_replicas(module, 4 + i % 2)
-        plans.append(timed(lambda: subprocess.run(
-            run + ["plan", "-input=false", "-no-color", "-out=p.tfplan"],
-            cwd=module, check=True, stdout=subprocess.DEVNULL)))
+
+    def plan(self):
+        t = timed(lambda: subprocess.run(
+            self.RUN + ["plan", "-input=false", "-no-color",
+                        "-out=p.tfplan"],
+            cwd=self.module, check=True, stdout=subprocess.DEVNULL))
         # The plan it applies is made outside, unchanged by the overlay.
-        tf(module, "plan", "-input=false", "-out=p.tfplan")
-        applies.append(timed(lambda: subprocess.run(
-            run + ["apply", "-input=false", "-no-color", "p.tfplan"],
-            cwd=module, check=True, stdout=subprocess.DEVNULL)))
-    return plans, applies
+        tf(self.module, "plan", "-input=false", "-out=p.tfplan")
+        return t
+
+    def apply(self):
+        return timed(lambda: subprocess.run(
+            self.RUN + ["apply", "-input=false", "-no-color", "p.tfplan"],
+            cwd=self.module, check=True, stdout=subprocess.DEVNULL))
 
 
 def when(event):
@@ -183,7 +190,11 @@ def memory(daemons, mcp):
     return m
 
 
-def suite(build, w, rounds, pool):
+def suite(build, w, rounds, pool, baselines):
+    """The suite's rounds, each baseline's command just before the
+    suite's, so that the ratios compare the same minutes of a machine
+    whose speed drifts; a pool's refill after a call is over (a second)
+    before the next baseline starts."""
     # The CPUs runsc do has: all of them (runnerd's default is one).
     daemons = Suite(build, w, runnerd=f"""\
   timeout: 120s
@@ -196,22 +207,26 @@ def suite(build, w, rounds, pool):
 """)
     conf, binp = daemons.conf, f"{build}/bin"
     mcp = Mcp(f"{binp}/mcpd", conf)
-    plans, applies = [], []
+    times = {name: ([], []) for name in [*baselines, "suite"]}
     # The pool's first sandboxes start with the daemons.
     time.sleep(2)
     fresh = memory(daemons, mcp)
     try:
         for i in range(rounds):
             set_replicas(f"{w}/tf/demo", 4 + i % 2)
-            plans.append(timed(lambda: mcp.tool("terraform_plan",
-                                                {"working_dir": "demo"})))
+            for name, b in baselines.items():
+                set_replicas(b.module, 4 + i % 2)
+                times[name][0].append(b.plan())
+            times["suite"][0].append(timed(lambda: mcp.tool(
+                "terraform_plan", {"working_dir": "demo"})))
             pend = mcp.tool("terraform_apply", {"working_dir": "demo"})
             subprocess.run([f"{binp}/approvalctl", "-f", conf, "approve",
                             pend["approval_id"]], check=True,
                            stdout=subprocess.DEVNULL)
-            # A refill after the last call is not part of the next.
             time.sleep(1)
-            applies.append(timed(lambda: mcp.tool(
+            for name, b in baselines.items():
+                times[name][1].append(b.apply())
+            times["suite"][1].append(timed(lambda: mcp.tool(
                 "terraform_apply", {"working_dir": "demo",
                                     "approval_id": pend["approval_id"]})))
             time.sleep(1)
@@ -219,30 +234,31 @@ def suite(build, w, rounds, pool):
     finally:
         mcp.close()
         daemons.close()
-    return plans, applies, fresh, idle, phases(f"{w}/var/audit.jsonl")
+    return times, fresh, idle, phases(f"{w}/var/audit.jsonl")
 
 
 def main():
     build, rounds = bench_args(__doc__, 10)
-    med = {}
+    runs = {}
     with workdir("bench-tf") as w:
         for where in ("bare", "runsc", "off/tf", "on/tf"):
             shutil.copytree(f"{TOP}/terraform/demo", f"{w}/{where}/demo")
-        med["bare"] = bare(f"{w}/bare/demo", rounds)
-        med["runsc do"] = runsc_do(f"{w}/runsc/demo", rounds)
-        *med["pool off"], _, _, cold = suite(build, f"{w}/off", rounds, 0)
-        *med["pool on"], fresh, idle, warm = suite(build, f"{w}/on",
-                                                   rounds, 2)
+        baselines = {"bare": Bare(f"{w}/bare/demo"),
+                     "runsc do": RunscDo(f"{w}/runsc/demo")}
+        runs["pool off"], _, _, cold = suite(build, f"{w}/off", rounds, 0,
+                                             baselines)
+        runs["pool on"], fresh, idle, warm = suite(build, f"{w}/on",
+                                                   rounds, 2, baselines)
     for i, name in enumerate(("plan", "apply")):
-        m = {k: statistics.median(v[i]) for k, v in med.items()}
-        print(f"terraform {name} (median of {rounds}): bare {m['bare']:.0f} "
-              f"ms, runsc do {m['runsc do']:.0f} ms, through the suite "
-              f"{m['pool off']:.0f} ms with the pool off, "
-              f"{m['pool on']:.0f} ms on")
-        for k in ("pool off", "pool on"):
-            print(f"  {k}: {m[k] / m['runsc do']:.2f}x runsc do "
-                  f"(target {1.25 if k == 'pool off' else 1.0:.2f}), "
-                  f"{m[k] / m['bare']:.2f}x bare")
+        print(f"terraform {name} (median of {rounds} rounds, each baseline "
+              "just before the suite):")
+        for k, times in runs.items():
+            m = {n: statistics.median(v[i]) for n, v in times.items()}
+            print(f"  {k}: the suite {m['suite']:.0f} ms, runsc do "
+                  f"{m['runsc do']:.0f} ms, bare {m['bare']:.0f} ms: "
+                  f"{m['suite'] / m['runsc do']:.2f}x runsc do (target "
+                  f"{1.25 if k == 'pool off' else 1.0:.2f}), "
+                  f"{m['suite'] / m['bare']:.2f}x bare")
     print("where a terraform_plan's time goes (median ms: before the "
           "sandbox / "
           "in it / after it, render included):")
