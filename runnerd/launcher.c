@@ -58,6 +58,7 @@ struct sbx {
 	const char		*killed;	/* the status a kill gives */
 	json_t			*req;
 	json_t			*planned;	/* the plan's result, rendering */
+	json_t			*early;		/* the plan, taken at "render" */
 	struct phase		 phase;
 	struct render		 render;	/* a plan's, from its start */
 	int			 waiting;	/* in the pool, unclaimed */
@@ -179,8 +180,10 @@ sbx_grace_over(void *arg)
 	struct sbx *s = arg;
 
 	s->timer = 0;
-	log_warnx("sandbox %s: runsc outlived its kill", s->cid);
-	kill(s->runsc, SIGKILL);
+	if (s->runsc > 0) {
+		log_warnx("sandbox %s: runsc outlived its kill", s->cid);
+		kill(s->runsc, SIGKILL);
+	}
 }
 
 /* Ends the whole sandbox; why becomes the result's status. */
@@ -194,10 +197,9 @@ sbx_kill(struct sbx *s, const char *why)
 	if (s->timer)
 		ev_timer_cancel(s->timer);
 	s->timer = ev_timer(KILL_GRACE_MS, sbx_grace_over, s);
-	if (s->planned != NULL)
-		kill(s->runsc, SIGKILL);	/* bwrap: its pid namespace goes */
-	else
+	if (s->runsc > 0)
 		cgroup_kill(s->cid);
+	render_kill(&s->render);
 }
 
 static void
@@ -246,7 +248,7 @@ sbx_result(struct sbx *s)
 	const char *status = "exited";
 	char work[PATH_MAX];
 	json_t *r, *code = json_null();
-	int ec;
+	int ec, clean;
 
 	if (pathf(work, sizeof(work), "%s/work", s->dir) == -1)
 		return NULL;
@@ -271,10 +273,14 @@ sbx_result(struct sbx *s)
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
-	if (r != NULL)
-		workspace_collect_confined(conf, work, s->req, r,
-		    strcmp(status, "exited") == 0 &&
-		    json_integer_value(code) == 0);
+	clean = strcmp(status, "exited") == 0 && json_integer_value(code) == 0;
+	/* What was taken at "render" counts if the sandbox ended well. */
+	if (r != NULL && s->early != NULL && clean)
+		json_object_update(r, s->early);
+	else if (r != NULL)
+		workspace_collect_confined(conf, work, s->req, r, clean);
+	json_decref(s->early);
+	s->early = NULL;
 	return r;
 }
 
@@ -353,7 +359,18 @@ sbx_free(struct sbx *s)
 	free(s->err.buf);
 	json_decref(s->req);
 	json_decref(s->planned);
+	json_decref(s->early);
 	free(s);
+}
+
+/* The call's time, from now: runsc's, then the render's. */
+static void
+sbx_deadline_start(struct sbx *s)
+{
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = s->waiting ? 0 :
+	    ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
 }
 
 /* Output pipes and a deadline for the sandbox's process, pid. */
@@ -370,10 +387,7 @@ sbx_watch(struct sbx *s, pid_t pid, int out, int err)
 	if (ev_add(out, POLLIN, capture_event, s) == -1 ||
 	    ev_add(err, POLLIN, capture_event, s) == -1)
 		fatal("launcher: ev_add");
-	if (s->timer)
-		ev_timer_cancel(s->timer);
-	s->timer = s->waiting ? 0 :
-	    ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	sbx_deadline_start(s);
 	return 0;
 }
 
@@ -388,57 +402,101 @@ sbx_render_start(struct sbx *s)
 
 /*
  * After a clean plan: the plan shown where no module code ran
- * (launcher_render.c); r waits in s->planned until that ends.
+ * (launcher_render.c), unless it went at "render" (sbx_phase); 0 when
+ * r is to wait for it.
  */
 static int
 sbx_render(struct sbx *s, json_t *r)
 {
 	char why[512];
-	int out, err;
-	pid_t pid;
 
 	if (!json_is_true(json_object_get(s->req, "render")) ||
 	    json_object_get(r, "plan_digest") == NULL ||
 	    json_object_get(r, "error") != NULL)
 		return -1;
-	if (render_prepare(conf, s->render.work, r, s->req, why,
-	    sizeof(why)) == -1 ||
-	    (pid = render_go(&s->render, &out, &err, why, sizeof(why))) == -1) {
+	if (!render_went(&s->render) &&
+	    (render_prepare(conf, s->render.work, r, s->req, why,
+	    sizeof(why)) == -1 || render_go(&s->render, why, sizeof(why)) ==
+	    -1)) {
 		json_object_set_new(r, "error", json_string(why));
 		return -1;
 	}
-	s->planned = r;
 	phase_report(&s->phase, "render");
-	return sbx_watch(s, pid, out, err);
+	return 0;
+}
+
+/*
+ * The plan's shell said "render": terraform plan has exited 0.  Its
+ * plan is taken and rendered now, while gVisor ends the sandbox (30 to
+ * 40 ms here); sbx_result uses what was taken only if the sandbox then
+ * exits 0.  A plan kept then and not used is pruned with the old ones
+ * (workspace_keep).
+ */
+static void
+sbx_phase(void *arg, const char *name)
+{
+	struct sbx *s = arg;
+	char work[PATH_MAX];
+
+	if (strcmp(name, "render") != 0 || s->runsc <= 0 ||
+	    s->killed != NULL || s->early != NULL ||
+	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    (s->early = json_object()) == NULL)
+		return;
+	log_debug("sandbox %s: the plan is made; rendering it while the "
+	    "sandbox ends", s->cid);
+	workspace_collect_confined(conf, work, s->req, s->early, 1);
+	(void)sbx_render(s, s->early);
 }
 
 static void
+sbx_phases(struct sbx *s)
+{
+	s->phase.hook = sbx_phase;
+	s->phase.hook_arg = s;
+}
+
+/*
+ * When runsc has exited: the result, or the render's start; when the
+ * render has too, its result.  Then the call's end.
+ */
+static void
 sbx_finish(struct sbx *s)
 {
-	char *err;
+	char why[512] = "";
 	json_t *r;
+	int ok;
 
-	/* It has exited: what is left in the pipes is all there is. */
-	if (s->out.fd != -1)
-		capture_read(s, &s->out);
-	if (s->err.fd != -1)
-		capture_read(s, &s->err);
-	phase_read(&s->phase);
-	if (s->waiting) {
-		log_warnx("terraform pool: sandbox %s exited unclaimed", s->cid);
-		(void)sbx_cleanup(s);
-		sbx_free(s);
-		return;
+	if (s->runsc > 0)
+		return;		/* a render that ended first waits for it */
+	if ((r = s->planned) == NULL) {
+		/* It has exited: what is left in the pipes is all there is. */
+		if (s->out.fd != -1)
+			capture_read(s, &s->out);
+		if (s->err.fd != -1)
+			capture_read(s, &s->err);
+		phase_read(&s->phase);
+		if (s->waiting) {
+			log_warnx("terraform pool: sandbox %s exited "
+			    "unclaimed", s->cid);
+			(void)sbx_cleanup(s);
+			sbx_free(s);
+			return;
+		}
+		if ((r = sbx_result(s)) != NULL && sbx_render(s, r) == 0) {
+			s->planned = r;
+			sbx_deadline_start(s);
+		}
 	}
-	if ((r = s->planned) != NULL) {
+	if (s->planned != NULL) {
+		if (render_running(&s->render))
+			return;
 		s->planned = NULL;
-		err = strndup(s->err.buf, s->err.len);
-		render_collect(conf, s->render.work, s->killed == NULL &&
-		    WIFEXITED(s->wstatus) && WEXITSTATUS(s->wstatus) == 0, r,
-		    s->killed != NULL ? s->killed : err);
-		free(err);
-	} else if ((r = sbx_result(s)) != NULL && sbx_render(s, r) == 0)
-		return;
+		ok = s->killed == NULL && render_ended_ok(&s->render, why,
+		    sizeof(why));
+		render_collect(conf, s->render.work, ok, r,
+		    s->killed != NULL ? s->killed : why);
+	}
 	if (sbx_cleanup(s) == -1 && r != NULL)
 		json_object_set_new(r, "cleanup_failed", json_true());
 	if (r != NULL)
@@ -662,6 +720,7 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 		snprintf(why, whylen, "terraform pool: %s", strerror(errno));
 		return;
 	}
+	sbx_phases(s);
 	why[0] = '\0';
 	tfinit_build(conf, json_object_get(req, "init"),
 	    json_object_get(req, "providers"));
@@ -725,6 +784,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
 	else {
 		why[0] = '\0';
+		sbx_phases(s);
 		/* After the start: the call's sandbox comes first. */
 		tfinit_build(conf, json_object_get(req, "init"),
 		    json_object_get(req, "providers"));
@@ -818,10 +878,10 @@ launcher_reap(void)
 				sessbox_reaped(pid, st);
 			continue;
 		}
-		if (s->runsc != pid)
-			continue;	/* a render, ended before its go */
-		s->wstatus = st;
-		s->runsc = -1;
+		if (s->runsc == pid) {
+			s->wstatus = st;
+			s->runsc = -1;
+		}
 		sbx_finish(s);
 	}
 }

@@ -40,6 +40,8 @@ struct phase {
 	char		 line[PHASE_NAME_MAX];
 	size_t		 len;
 	int		 junk;		/* this line is no phase */
+	void		(*hook)(void *, const char *); /* after each report */
+	void		*hook_arg;
 };
 int	 phase_request_ok(const json_t *);
 int	 phase_open(struct phase *, uint64_t, json_t *, int *);
@@ -125,10 +127,12 @@ void	 workspace_collect_confined(const struct as_config *, const char *,
 
 /* launcher_render.c: the plan shown where no module code ran */
 struct render {
-	pid_t		 pid;		/* bwrap, its shell waiting for go */
-	int		 go, out, err;	/* go's write end; its output */
+	pid_t		 pid;		/* bwrap: -1 before it, after its end */
+	int		 go;		/* -1 once it has gone */
+	int		 err;		/* its stderr */
 	int		 failed;	/* the errno of a start that failed */
-	int		 status;	/* how it ended before its go */
+	int		 ended;		/* it went, then ended, as status says */
+	int		 status;
 	char		 work[PATH_MAX];
 };
 void	 bwrap_terraform(const struct as_config *, const char *,
@@ -139,8 +143,12 @@ void	 render_start(const struct as_config *, const char *, const json_t *,
 	    struct render *);
 int	 render_prepare(const struct as_config *, const char *, json_t *,
 	    json_t *, char *, size_t);
-pid_t	 render_go(struct render *, int *, int *, char *, size_t);
+int	 render_go(struct render *, char *, size_t);
+int	 render_went(const struct render *);
+int	 render_running(const struct render *);
 int	 render_reaped(struct render *, pid_t, int);
+void	 render_kill(struct render *);
+int	 render_ended_ok(struct render *, char *, size_t);
 void	 render_stop(struct render *);
 void	 render_collect(const struct as_config *, const char *, int, json_t *,
 	    const char *);

@@ -9,6 +9,14 @@
  * dropped: since module code runs only in a script's last phase, no
  * phase is left for it to announce early, twice or out of order.  Phases the
  * launcher drives itself (the render) it reports with phase_report.
+ *
+ * The one exception is a plan's last, "render": the shell says it when
+ * terraform plan has exited 0, and the launcher's hook starts the
+ * render then, while gVisor tears the sandbox down (launcher.c).
+ * Module code that said it early (it would have to reach the shell's
+ * stdin first) would only make its own plan be taken early: what is
+ * taken then is the plan that is rendered, kept and shown, and it
+ * counts only if the sandbox then exits 0.
  */
 #include <sys/socket.h>
 
@@ -42,10 +50,28 @@ phase_request_ok(const json_t *names)
 	return 1;
 }
 
+/*
+ * name starts: the script's shell said so, or the launcher, whose own
+ * phases may be in the list too (the render).  Once each: a phase in
+ * the list that has passed is not reported again.
+ */
 void
 phase_report(struct phase *p, const char *name)
 {
+	const char *want;
+	size_t n;
+
+	for (n = 0; (want = json_string_value(json_array_get(p->names, n))) !=
+	    NULL; n++)
+		if (strcmp(want, name) == 0) {
+			if (n < p->next)
+				return;
+			p->next = n + 1;
+			break;
+		}
 	engine_send(LMSG_PROGRESS, p->id, json_pack("{s:s}", "phase", name));
+	if (p->hook != NULL)
+		p->hook(p->hook_arg, name);
 }
 
 /* Takes what the shell wrote: each line the next phase, or nothing. */
@@ -74,7 +100,6 @@ phase_read(struct phase *p)
 			    n))) != NULL; n++)
 				if (strcmp(p->line, want) == 0) {
 					phase_report(p, want);
-					p->next = n + 1;
 					break;
 				}
 			p->len = 0;

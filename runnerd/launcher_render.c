@@ -38,6 +38,11 @@
 
 #define RENDER_PROVIDERS	32
 #define RENDER_ARGS_MAX	(64 + 9 * RENDER_PROVIDERS)
+/*
+ * What the render says on stderr, at most: less than a pipe holds, so
+ * that it ends whether or not the launcher reads yet.
+ */
+#define RENDER_WHY_MAX	"16384"
 
 /*
  * The two renderings at once, each on a core of its own, on a machine
@@ -57,8 +62,9 @@ static const char render_script[] =
     "terraform show -no-color plan.tfplan >plan.txt 2>/tmp/text.err; "
     "t=$?; wait $! && [ $t -eq 0 ]; }; "
     "show || { terraform init -input=false -no-color -plugin-dir="
-    PROVIDER_MOUNT " >/tmp/init.log 2>&1 || { cat /tmp/init.log >&2; "
-    "exit 3; }; show || { cat /tmp/json.err /tmp/text.err >&2; exit 5; }; }";
+    PROVIDER_MOUNT " >/tmp/init.log 2>&1 || { head -c " RENDER_WHY_MAX
+    " /tmp/init.log >&2; exit 3; }; show || { cat /tmp/json.err "
+    "/tmp/text.err | head -c " RENDER_WHY_MAX " >&2; exit 5; }; }";
 
 struct argv_buf {
 	const char	*v[RENDER_ARGS_MAX];
@@ -116,8 +122,8 @@ provider_bind(const char *name, const char *src, void *p)
 /*
  * The child: script in a namespace sandbox with work at /work and the
  * allowed providers at PROVIDER_MOUNT, the render's and the init
- * cache's builder's (launcher_tfinit.c); stdin is in, or /dev/null
- * when -1.  bwrap runs as root, so that
+ * cache's builder's (launcher_tfinit.c); stdin is in and stdout out,
+ * each /dev/null when -1.  bwrap runs as root, so that
  * it can bind what uid 65534 could not reach by path (runnerd's state,
  * the operator's mirror); inside, setpriv drops to 65534 with no
  * capability, no bounding set and no_new_privs before the shell starts.
@@ -152,6 +158,7 @@ bwrap_terraform(const struct as_config *c, const char *work,
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
 	    (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1) ||
+	    (out == -1 && (out = open("/dev/null", O_WRONLY)) == -1) ||
 	    dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
 		_exit(126);
 	closefrom(3);
@@ -177,7 +184,7 @@ render_init(struct render *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->pid = -1;
-	r->go = r->out = r->err = -1;
+	r->go = r->err = -1;
 }
 
 static void
@@ -198,28 +205,25 @@ render_start(const struct as_config *c, const char *dir,
     const json_t *providers, struct render *r)
 {
 	char rdir[PATH_MAX];
-	int go[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	int go[2] = { -1, -1 }, err[2] = { -1, -1 };
 
 	if (pathf(rdir, sizeof(rdir), "%s/render", dir) == -1 ||
 	    pathf(r->work, sizeof(r->work), "%s/work", rdir) == -1 ||
 	    mkdir(rdir, 0700) == -1 || mkdir(r->work, 0700) == -1 ||
 	    chown(r->work, SANDBOX_UID, SANDBOX_GID) == -1 ||
-	    pipe2(go, O_CLOEXEC) == -1 || pipe2(out, O_CLOEXEC) == -1 ||
-	    pipe2(err, O_CLOEXEC) == -1 || (r->pid = fork()) == -1) {
+	    pipe2(go, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1 ||
+	    (r->pid = fork()) == -1) {
 		r->failed = errno;
 		fd_close(&go[1]);
-		fd_close(&out[0]);
 		fd_close(&err[0]);
 	} else if (r->pid == 0)
 		bwrap_terraform(c, r->work, providers, render_script, go[0],
-		    out[1], err[1]);
+		    -1, err[1]);
 	else {
 		r->go = go[1];
-		r->out = out[0];
 		r->err = err[0];
 	}
 	fd_close(&go[0]);
-	fd_close(&out[1]);
 	fd_close(&err[1]);
 }
 
@@ -248,16 +252,11 @@ render_prepare(const struct as_config *c, const char *work, json_t *planned,
 	return r;
 }
 
-/*
- * The render runs: its pid, its output pipes handed to the caller; or
- * -1 and why.
- */
-pid_t
-render_go(struct render *r, int *out, int *err, char *why, size_t whylen)
+/* The render runs: 0, or -1 and why. */
+int
+render_go(struct render *r, char *why, size_t whylen)
 {
-	pid_t pid = r->pid;
-
-	if (pid == -1) {
+	if (r->go == -1 || r->pid == -1) {
 		if (r->failed != 0)
 			snprintf(why, whylen, "render: %s",
 			    strerror(r->failed));
@@ -271,36 +270,73 @@ render_go(struct render *r, int *out, int *err, char *why, size_t whylen)
 		return -1;
 	}
 	fd_close(&r->go);
-	*out = r->out;
-	*err = r->err;
-	r->out = r->err = -1;
-	r->pid = -1;
-	return pid;
+	return 0;
 }
 
-/* 1 when pid was r's, ended before its go. */
+int
+render_went(const struct render *r)
+{
+	return r->pid != -1 ? r->go == -1 : r->ended;
+}
+
+int
+render_running(const struct render *r)
+{
+	return r->pid != -1;
+}
+
+/* 1 when pid was r's; it has ended, as status says. */
 int
 render_reaped(struct render *r, pid_t pid, int status)
 {
 	if (r->pid == -1 || r->pid != pid)
 		return 0;
 	r->pid = -1;
+	r->ended = r->go == -1;
 	r->status = status;
 	fd_close(&r->go);
-	fd_close(&r->out);
-	fd_close(&r->err);
 	return 1;
 }
 
-/* A render that has not gone is ended and waited for. */
+/* Asks for the end of a render, waiting or gone; the reaper sees it. */
+void
+render_kill(struct render *r)
+{
+	if (r->pid != -1)
+		kill(r->pid, SIGKILL);	/* bwrap: its pid namespace goes */
+}
+
+/*
+ * After it ended: 1 when it exited 0, else 0 and, in why, what it said
+ * (at most RENDER_WHY_MAX bytes, so all of it is in the pipe).
+ */
+int
+render_ended_ok(struct render *r, char *why, size_t whylen)
+{
+	ssize_t n = -1;
+
+	if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
+		return 1;
+	if (r->err != -1 && whylen > 0) {
+		fcntl(r->err, F_SETFL, O_NONBLOCK);
+		n = read(r->err, why, whylen - 1);
+	}
+	if (n > 0)
+		why[n] = '\0';
+	else
+		snprintf(why, whylen, "terraform show ended with status %#x",
+		    r->status);
+	return 0;
+}
+
+/* A render still there is ended and waited for. */
 void
 render_stop(struct render *r)
 {
 	fd_close(&r->go);
-	fd_close(&r->out);
 	fd_close(&r->err);
-	if (r->pid > 0) {
-		kill(r->pid, SIGKILL);	/* bwrap: its pid namespace goes */
+	if (r->pid != -1) {
+		kill(r->pid, SIGKILL);
 		while (waitpid(r->pid, NULL, 0) == -1 && errno == EINTR)
 			;
 	}

@@ -425,7 +425,7 @@ tfinit_build(const struct as_config *c, const json_t *init,
 	char dir[PATH_MAX], work[PATH_MAX], name[16 + SHA256_HEX_LEN];
 	struct build *b = NULL;
 	size_t i;
-	int fd = -1, null;
+	int fd = -1;
 
 	conf = c;
 	key = json_string_value(json_object_get(init, "key"));
@@ -462,12 +462,9 @@ tfinit_build(const struct as_config *c, const json_t *init,
 		(void)rm_tree(dir);
 		return;
 	}
-	if (b->pid == 0) {
-		if ((null = open("/dev/null", O_WRONLY)) == -1)
-			_exit(126);
-		bwrap_terraform(c, work, providers, build_script, -1,
-		    null, b->log);
-	}
+	if (b->pid == 0)
+		bwrap_terraform(c, work, providers, build_script, -1, -1,
+		    b->log);
 	strlcpy(b->key, key, sizeof(b->key));
 	b->timer = ev_timer(c->runnerd.timeout * 1000, build_deadline, b);
 	log_debug("terraform init cache: building %.12s", key);

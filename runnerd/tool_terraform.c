@@ -89,10 +89,11 @@
 /*
  * The gvisor backend's launcher shows the saved plan itself, where no
  * module code runs (launcher_render.c): this sandbox's output goes back to the
- * agent only.
+ * agent only.  Its last phase, render, says the plan is made, so that
+ * the render starts while gVisor ends the sandbox (launcher.c).
  */
 static const char plan_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
-    " || exit 4";
+    " || exit 4; phase render";
 
 /*
  * The kubernetes backend has no render yet: the Job shows its plan, so
@@ -228,8 +229,9 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	    apply ? apply_script : render ? plan_script : plan_show_script,
 	    runnerd_conf.runnerd.memory / 2 / (1024 * 1024),
 	    (runnerd_conf.runnerd.cpu_percent + 99) / 100));
-	req->workspace = json_pack("{s:o, s:[s, s]}", "state", state_dir(path),
-	    "phases", "init", apply ? "apply" : "plan");
+	req->workspace = json_pack("{s:o, s:[s, s, s*]}", "state",
+	    state_dir(path), "phases", "init", apply ? "apply" : "plan",
+	    !apply && render ? "render" : NULL);
 	if (req->argv == NULL || req->workspace == NULL)
 		return -1;
 	/* An apply runs from the approved plan's snapshot, never the live dir. */

@@ -358,8 +358,54 @@ render_killed_cleanup()
 	as_kill_all
 }
 
+atf_test_case render_then_fail cleanup
+render_then_fail_head()
+{
+	atf_set "descr" "the plan's shell says render, then the sandbox exits 7: the plan taken at render does not count, the call is an error and nothing is left"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+render_then_fail_body()
+{
+	# runnerd's runsc is a wrapper whose run exits 7 once the real
+	# one is done: after the shell said render.
+	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	cat > runsc <<SH
+#!/bin/sh
+"$real" "\$@"
+rc=\$?
+for a in "\$@"; do
+	[ "\$a" = run ] && exit 7
+done
+exit \$rc
+SH
+	chmod 755 runsc
+	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
+	tf_setup
+	mkdir -p tf/m
+	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	tf_call terraform_plan > plan
+	[ "$(as_is_error plan)" = true ] ||
+	    atf_fail "the plan was not an error: $(cat plan)"
+	grep -q "rendering it while the sandbox ends" runnerd.log ||
+	    atf_fail "the render did not start at the shell's word"
+	[ "$(as_field plan_digest < plan)" = null ] ||
+	    atf_fail "the failed plan has a digest: $(cat plan)"
+	tf_call terraform_apply > apply
+	grep -q '"status":"pending_approval"' apply &&
+	    atf_fail "the failed plan went to approval: $(cat apply)"
+	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
+	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
+	as_stop
+}
+render_then_fail_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
 	atf_add_test_case render_killed
 	atf_add_test_case symlink_race
