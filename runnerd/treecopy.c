@@ -205,7 +205,8 @@ copy_open_file(int in, int dst, const char *name, struct tree_copy *t,
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
 			goto done;
-	if (n == 0 && fchown(out, t->uid, t->gid) == 0 && fsync(out) == 0)
+	if (n == 0 && fchown(out, t->uid, t->gid) == 0 &&
+	    (!t->sync || fsync(out) == 0))
 		r = 0;
 done:
 	if (close(out) == -1)

@@ -15,6 +15,8 @@ struct tree_copy {
 	gid_t		 gid;
 	mode_t		 dmode;		/* of directories made */
 	mode_t		 fmode;		/* of files made */
+	int		 sync;		/* fsync each: runnerd's state, not
+					   a sandbox's throwaway workspace */
 	char		*why;		/* what was refused, and where */
 	size_t		 whylen;
 	FILE		*manifest;	/* the digest's lines, when wanted */

@@ -93,12 +93,13 @@ files_collect(const char *work, json_t *names, size_t max)
 }
 
 /*
- * Copies src to dst (created, never followed), owned by uid:gid.  With
- * digest, also the SHA-256 of what was copied.
+ * Copies src to dst (created, never followed), owned by uid:gid, and
+ * with sync on disk before it returns (runnerd's state; a workspace is
+ * thrown away).  With digest, also the SHA-256 of what was copied.
  */
 static int
 copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
-    gid_t gid, char digest[SHA256_HEX_LEN + 1])
+    gid_t gid, int sync, char digest[SHA256_HEX_LEN + 1])
 {
 	char buf[65536];
 	ssize_t n;
@@ -120,7 +121,7 @@ copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, n) != n)
 			goto done;
-	if (n == 0 && fchown(out, uid, gid) == 0 && fsync(out) == 0)
+	if (n == 0 && fchown(out, uid, gid) == 0 && (!sync || fsync(out) == 0))
 		r = 0;
 done:
 	close(in);
@@ -255,7 +256,7 @@ snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
     char *why, size_t whylen)
 {
 	struct tree_copy t = { .uid = 0, .gid = 0, .dmode = 0755,
-	    .fmode = 0644, .why = why, .whylen = whylen };
+	    .fmode = 0644, .sync = 1, .why = why, .whylen = whylen };
 	char snaps[PATH_MAX], incoming[PATH_MAX], dst[PATH_MAX], *list = NULL;
 	size_t listlen = 0;
 	int in, r;
@@ -411,7 +412,8 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	    pathf(dst, sizeof(dst), "%s/" STATE_FILE, work) == -1)
 		return -1;
 	if (access(src, F_OK) == 0 &&
-	    copy_file(src, dst, 0644, SANDBOX_UID, SANDBOX_GID, NULL) == -1) {
+	    copy_file(src, dst, 0644, SANDBOX_UID, SANDBOX_GID, 0, NULL) ==
+	    -1) {
 		snprintf(why, whylen, "state: %s", strerror(errno));
 		return -1;
 	}
@@ -420,7 +422,7 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	if (pathf(src, sizeof(src), "%s/plans/%s.tfplan", state, load) == -1 ||
 	    pathf(dst, sizeof(dst), "%s/" PLAN_FILE, work) == -1)
 		return -1;
-	if (copy_file(src, dst, 0444, SANDBOX_UID, SANDBOX_GID, digest) ==
+	if (copy_file(src, dst, 0444, SANDBOX_UID, SANDBOX_GID, 0, digest) ==
 	    -1) {
 		snprintf(why, whylen, "saved plan %.12s: %s", load,
 		    errno == ENOENT ? "not found" : strerror(errno));
@@ -584,7 +586,7 @@ keep_file(const char *src, const char *dir, const char *name,
 		return -1;
 	(void)unlink(tmp);
 	(void)unlink(old);
-	if (copy_file(src, tmp, 0600, 0, 0, digest) == -1 ||
+	if (copy_file(src, tmp, 0600, 0, 0, 1, digest) == -1 ||
 	    (name != NULL ? pathf(dst, sizeof(dst), "%s/%s", dir, name) :
 	    pathf(dst, sizeof(dst), "%s/%s.tfplan", dir, digest)) == -1)
 		goto fail;
