@@ -278,7 +278,8 @@ sbx_result(struct sbx *s)
 	if (r != NULL && s->early != NULL && clean)
 		json_object_update(r, s->early);
 	else if (r != NULL)
-		workspace_collect_confined(conf, work, s->req, r, clean);
+		workspace_collect_confined(conf, work, s->req, r, clean,
+		    render_inbox(&s->render));
 	json_decref(s->early);
 	s->early = NULL;
 	return r;
@@ -396,8 +397,7 @@ static void
 sbx_render_start(struct sbx *s)
 {
 	if (json_is_true(json_object_get(s->req, "render")))
-		render_start(conf, s->dir, json_object_get(s->req,
-		    "providers"), &s->render);
+		render_start(conf, s->dir, s->req, &s->render);
 }
 
 /*
@@ -415,9 +415,7 @@ sbx_render(struct sbx *s, json_t *r)
 	    json_object_get(r, "error") != NULL)
 		return -1;
 	if (!render_went(&s->render) &&
-	    (render_prepare(conf, s->render.work, r, s->req, why,
-	    sizeof(why)) == -1 || render_go(&s->render, why, sizeof(why)) ==
-	    -1)) {
+	    render_go(&s->render, why, sizeof(why)) == -1) {
 		json_object_set_new(r, "error", json_string(why));
 		return -1;
 	}
@@ -445,7 +443,8 @@ sbx_phase(void *arg, const char *name)
 		return;
 	log_debug("sandbox %s: the plan is made; rendering it while the "
 	    "sandbox ends", s->cid);
-	workspace_collect_confined(conf, work, s->req, s->early, 1);
+	workspace_collect_confined(conf, work, s->req, s->early, 1,
+	    render_inbox(&s->render));
 	(void)sbx_render(s, s->early);
 }
 
@@ -709,7 +708,7 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
 	if (tfpool_claim(conf, s->dir, req, credfd, why, whylen) == -1 ||
 	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
-	    workspace_seed_confined(conf, work, req, why, whylen) == -1)
+	    workspace_seed_confined(conf, work, 0, req, why, whylen) == -1)
 		return;
 	s->script_fd = -1;
 	if (write_full(fd, script, strlen(script)) == -1 ||
@@ -775,7 +774,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 	    bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) == -1)
 		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
 	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
-	    workspace_seed_confined(conf, work, req, why, sizeof(why)) ==
+	    workspace_seed_confined(conf, work, 0, req, why, sizeof(why)) ==
 	    -1)
 		;	/* why says it */
 	else if (phase_open(&s->phase, s->id, json_object_get(req, "phases"),

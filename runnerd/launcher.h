@@ -120,17 +120,17 @@ int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, json_t *,
 	    char *, size_t);
 int	 workspace_seed_confined(const struct as_config *, const char *,
-	    json_t *, char *, size_t);
+	    int, json_t *, char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);
 void	 workspace_collect_confined(const struct as_config *, const char *,
-	    json_t *, json_t *, int);
+	    json_t *, json_t *, int, const char *);
 
 /* launcher_render.c: the plan shown where no module code ran */
 struct render {
 	pid_t		 pid;		/* bwrap: -1 before it, after its end */
 	int		 go;		/* -1 once it has gone */
 	int		 err;		/* its stderr */
-	int		 failed;	/* the errno of a start that failed */
+	char		 why[256];	/* why it could not start */
 	int		 ended;		/* it went, then ended, as status says */
 	int		 status;
 	char		 work[PATH_MAX];
@@ -139,10 +139,9 @@ void	 bwrap_terraform(const struct as_config *, const char *,
 	    const json_t *, const char *, int, int, int)
 	    __attribute__((noreturn));
 void	 render_init(struct render *);
-void	 render_start(const struct as_config *, const char *, const json_t *,
+void	 render_start(const struct as_config *, const char *, json_t *,
 	    struct render *);
-int	 render_prepare(const struct as_config *, const char *, json_t *,
-	    json_t *, char *, size_t);
+const char *render_inbox(const struct render *);
 int	 render_go(struct render *, char *, size_t);
 int	 render_went(const struct render *);
 int	 render_running(const struct render *);

@@ -17,8 +17,9 @@
  *
  * The second sandbox is started beside the plan, its shell waiting on
  * a pipe: bwrap's namespaces and the shell cost about 25 ms here, off
- * the plan's path that way.  Its workspace stays empty until the plan
- * has ended and its files are checked in (render_prepare); then the
+ * the plan's path that way.  Its workspace gets the plan's module
+ * snapshot, state and .terraform when the plan's does, and the saved
+ * plan, checked against its digest, from the plan's collect; then the
  * launcher writes go.
  */
 #include <sys/prctl.h>
@@ -196,13 +197,15 @@ fd_close(int *fd)
 }
 
 /*
- * The render's sandbox for the plan in dir, with an empty workspace at
- * dir/render/work, waiting for go.  A start that fails is said by
- * render_go, where the call learns of it.
+ * The render's sandbox for the plan in dir that req was seeded for,
+ * waiting for go, its workspace dir/render/work with the plan's module
+ * snapshot, state and .terraform; the saved plan comes with the plan's
+ * collect (render_inbox).  Why it could not start is said by render_go,
+ * where the call learns of it.
  */
 void
-render_start(const struct as_config *c, const char *dir,
-    const json_t *providers, struct render *r)
+render_start(const struct as_config *c, const char *dir, json_t *req,
+    struct render *r)
 {
 	char rdir[PATH_MAX];
 	int go[2] = { -1, -1 }, err[2] = { -1, -1 };
@@ -210,15 +213,23 @@ render_start(const struct as_config *c, const char *dir,
 	if (pathf(rdir, sizeof(rdir), "%s/render", dir) == -1 ||
 	    pathf(r->work, sizeof(r->work), "%s/work", rdir) == -1 ||
 	    mkdir(rdir, 0700) == -1 || mkdir(r->work, 0700) == -1 ||
-	    chown(r->work, SANDBOX_UID, SANDBOX_GID) == -1 ||
-	    pipe2(go, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1 ||
+	    chown(r->work, SANDBOX_UID, SANDBOX_GID) == -1) {
+		snprintf(r->why, sizeof(r->why), "render: %s",
+		    strerror(errno));
+		return;
+	}
+	if (workspace_seed_confined(c, r->work, 1, req, r->why,
+	    sizeof(r->why)) == -1)
+		return;
+	if (pipe2(go, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1 ||
 	    (r->pid = fork()) == -1) {
-		r->failed = errno;
+		snprintf(r->why, sizeof(r->why), "render: %s",
+		    strerror(errno));
 		fd_close(&go[1]);
 		fd_close(&err[0]);
 	} else if (r->pid == 0)
-		bwrap_terraform(c, r->work, providers, render_script, go[0],
-		    -1, err[1]);
+		bwrap_terraform(c, r->work, json_object_get(req, "providers"),
+		    render_script, go[0], -1, err[1]);
 	else {
 		r->go = go[1];
 		r->err = err[0];
@@ -227,29 +238,11 @@ render_start(const struct as_config *c, const char *dir,
 	fd_close(&err[1]);
 }
 
-/*
- * The render's workspace: the plan's module snapshot and the saved
- * plan, checked against their digests (workspace_seed).
- */
-int
-render_prepare(const struct as_config *c, const char *work, json_t *planned,
-    json_t *req, char *why, size_t whylen)
+/* Where the plan goes for the render: its workspace while it waits. */
+const char *
+render_inbox(const struct render *r)
 {
-	json_t *rreq;
-	int r;
-
-	rreq = json_pack("{s:O, s:O, s:O?, s:O?}", "state",
-	    json_object_get(req, "state"), "plan_load",
-	    json_object_get(planned, "plan_digest"), "init_cache",
-	    json_object_get(req, "init_cache"), "providers",
-	    json_object_get(req, "providers"));
-	if (rreq == NULL) {
-		snprintf(why, whylen, "render: out of memory");
-		return -1;
-	}
-	r = workspace_seed_confined(c, work, rreq, why, whylen);
-	json_decref(rreq);
-	return r;
+	return r->pid != -1 && r->go != -1 ? r->work : NULL;
 }
 
 /* The render runs: 0, or -1 and why. */
@@ -257,9 +250,8 @@ int
 render_go(struct render *r, char *why, size_t whylen)
 {
 	if (r->go == -1 || r->pid == -1) {
-		if (r->failed != 0)
-			snprintf(why, whylen, "render: %s",
-			    strerror(r->failed));
+		if (r->why[0] != '\0')
+			snprintf(why, whylen, "%s", r->why);
 		else
 			snprintf(why, whylen, "render: bwrap ended before the "
 			    "plan did (status %#x)", r->status);
@@ -363,6 +355,6 @@ render_collect(const struct as_config *c, const char *work, int ok,
 	}
 	req = json_pack("{s:[s, s]}", "files_out", "plan.json", "plan.txt");
 	if (req != NULL)
-		workspace_collect_confined(c, work, req, planned, 0);
+		workspace_collect_confined(c, work, req, planned, 0, NULL);
 	json_decref(req);
 }

@@ -353,6 +353,53 @@ plan_snapshot(const char *state, const char *plan,
 	return sha256_hex_ok(digest) ? 0 : -1;
 }
 
+/* The module snapshot snap (none when "") and the state, into work. */
+static int
+module_seed(const char *state, const char *snap, const char *work,
+    char *why, size_t whylen)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+
+	if (snap[0] != '\0' &&
+	    snapshot_seed(state, snap, work, why, whylen) == -1)
+		return -1;
+	if (pathf(src, sizeof(src), "%s/" STATE_FILE, state) == -1 ||
+	    pathf(dst, sizeof(dst), "%s/" STATE_FILE, work) == -1)
+		return -1;
+	if (access(src, F_OK) == 0 &&
+	    copy_file(src, dst, 0644, SANDBOX_UID, SANDBOX_GID, 0, NULL) ==
+	    -1) {
+		snprintf(why, whylen, "state: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The saved plan whose SHA-256 is load, into work, checked. */
+static int
+plan_seed(const char *state, const char *load, const char *work, char *why,
+    size_t whylen)
+{
+	char src[PATH_MAX], dst[PATH_MAX], digest[SHA256_HEX_LEN + 1];
+
+	if (pathf(src, sizeof(src), "%s/plans/%s.tfplan", state, load) == -1 ||
+	    pathf(dst, sizeof(dst), "%s/" PLAN_FILE, work) == -1)
+		return -1;
+	if (copy_file(src, dst, 0444, SANDBOX_UID, SANDBOX_GID, 0, digest) ==
+	    -1) {
+		snprintf(why, whylen, "saved plan %.12s: %s", load,
+		    errno == ENOENT ? "not found" : strerror(errno));
+		return -1;
+	}
+	if (strcmp(digest, load) != 0) {
+		snprintf(why, whylen, "the saved plan file was modified: its "
+		    "SHA-256 is %.12s…, the approval is for %.12s…; nothing "
+		    "applied", digest, load);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Fills work before the sandbox starts: 0, or -1 and why.  A plan
  * snapshots the live directory first and runs from the snapshot; an
@@ -363,8 +410,7 @@ int
 workspace_seed(const struct as_config *c, const char *work, json_t *req,
     char *why, size_t whylen)
 {
-	char src[PATH_MAX], dst[PATH_MAX], terraform[PATH_MAX];
-	char digest[SHA256_HEX_LEN + 1], snap[SHA256_HEX_LEN + 1];
+	char src[PATH_MAX], terraform[PATH_MAX], snap[SHA256_HEX_LEN + 1];
 	const char *workdir, *state, *load;
 	int live;
 
@@ -403,43 +449,17 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 		close(live);
 	} else
 		snap[0] = '\0';
-	if (snap[0] != '\0') {
-		if (snapshot_seed(state, snap, work, why, whylen) == -1)
-			return -1;
+	if (module_seed(state, snap, work, why, whylen) == -1)
+		return -1;
+	if (snap[0] != '\0')
 		json_object_set_new(req, "snapshot", json_string(snap));
-	}
-	if (pathf(src, sizeof(src), "%s/" STATE_FILE, state) == -1 ||
-	    pathf(dst, sizeof(dst), "%s/" STATE_FILE, work) == -1)
-		return -1;
-	if (access(src, F_OK) == 0 &&
-	    copy_file(src, dst, 0644, SANDBOX_UID, SANDBOX_GID, 0, NULL) ==
-	    -1) {
-		snprintf(why, whylen, "state: %s", strerror(errno));
-		return -1;
-	}
-	if (load == NULL)
-		return 0;
-	if (pathf(src, sizeof(src), "%s/plans/%s.tfplan", state, load) == -1 ||
-	    pathf(dst, sizeof(dst), "%s/" PLAN_FILE, work) == -1)
-		return -1;
-	if (copy_file(src, dst, 0444, SANDBOX_UID, SANDBOX_GID, 0, digest) ==
-	    -1) {
-		snprintf(why, whylen, "saved plan %.12s: %s", load,
-		    errno == ENOENT ? "not found" : strerror(errno));
-		return -1;
-	}
-	if (strcmp(digest, load) != 0) {
-		snprintf(why, whylen, "the saved plan file was modified: its "
-		    "SHA-256 is %.12s…, the approval is for %.12s…; nothing "
-		    "applied", digest, load);
-		return -1;
-	}
-	return 0;
+	return load == NULL ? 0 : plan_seed(state, load, work, why, whylen);
 }
 
 struct seed_job {
 	const struct as_config	*c;
 	const char		*work;
+	int			 render;	/* a plan's render's */
 	json_t			*req;
 };
 
@@ -447,10 +467,17 @@ static json_t *
 seed_child(void *arg)
 {
 	struct seed_job *j = arg;
+	const char *snap;
 	char why[1024] = "";
 	int r;
 
-	r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
+	snap = json_string_value(json_object_get(j->req, "snapshot"));
+	if (j->render)
+		r = module_seed(json_string_value(json_object_get(j->req,
+		    "state")), snap != NULL ? snap : "", j->work, why,
+		    sizeof(why));
+	else
+		r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
 	return json_pack("{s:b, s:s, s:O?, s:o?}", "ok", r == 0, "why", why,
 	    "snapshot", json_object_get(j->req, "snapshot"), "init",
 	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
@@ -462,14 +489,16 @@ seed_child(void *arg)
  * directory and the init cache and write nothing but runnerd's
  * terraform state and the workspace (launcher_confine.c).  The
  * snapshot's digest comes back into req, and with "init_cache" what
- * tfinit_seed found ("init").
+ * tfinit_seed found ("init").  With render, work is the render's of the
+ * plan req was seeded for: it gets the module snapshot, state and
+ * .terraform the plan got, and req stays as it is.
  */
 int
 workspace_seed_confined(const struct as_config *c, const char *work,
-    json_t *req, char *why, size_t whylen)
+    int render, json_t *req, char *why, size_t whylen)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct seed_job job = { c, work, req };
+	struct seed_job job = { c, work, render, req };
 	char terraform[PATH_MAX], tfinit[PATH_MAX];
 	const char *w;
 	json_t *reply;
@@ -481,13 +510,16 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 		snprintf(why, whylen, "workspace: %s", strerror(errno));
 		return -1;
 	}
-	json_object_del(req, "init");
+	if (!render)
+		json_object_del(req, "init");
 	/* Nothing to copy in: no child (one-shot tools' calls). */
 	if (json_object_get(req, "state") == NULL) {
 		json_object_del(req, "snapshot");
 		return 0;
 	}
-	paths.ro[0] = json_string_value(json_object_get(req, "workdir"));
+	if (!render)
+		paths.ro[0] = json_string_value(json_object_get(req,
+		    "workdir"));
 	if (json_is_true(json_object_get(req, "init_cache")))
 		paths.ro[paths.ro[0] != NULL] = tfinit;
 	paths.rw[0] = terraform;
@@ -500,6 +532,10 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	if (r == -1)
 		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
 		    "the workspace copy failed");
+	if (render) {
+		json_decref(reply);
+		return r;
+	}
 	json_object_del(req, "snapshot");
 	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
 		json_object_set(req, "snapshot", json_object_get(reply,
@@ -513,6 +549,7 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 struct collect_job {
 	const struct as_config	*c;
 	const char		*work;
+	const char		*plan_to;
 	json_t			*req;
 	int			 clean;
 };
@@ -521,6 +558,8 @@ static json_t *
 collect_child(void *arg)
 {
 	struct collect_job *j = arg;
+	const char *plan;
+	char why[1024];
 	json_t *r;
 
 	if ((r = json_object()) == NULL)
@@ -528,20 +567,28 @@ collect_child(void *arg)
 	json_object_set_new(r, "files", files_collect(j->work,
 	    json_object_get(j->req, "files_out"), j->c->runnerd.output_max));
 	workspace_keep(j->work, j->req, r, j->clean);
+	if (j->plan_to != NULL && (plan = json_string_value(
+	    json_object_get(r, "plan_digest"))) != NULL &&
+	    plan_seed(json_string_value(json_object_get(j->req, "state")),
+	    plan, j->plan_to, why, sizeof(why)) == -1)
+		json_object_set_new(r, "error", json_sprintf("render: %s",
+		    why));
 	return r;
 }
 
 /*
  * After the sandbox, files_collect and workspace_keep in a child that
  * reads nothing but the workspace and writes nothing but runnerd's
- * terraform state (launcher_confine.c); what they give goes into r.
+ * terraform state and plan_to (launcher_confine.c); what they give goes
+ * into r.  With plan_to, the plan kept goes there too, checked, for its
+ * render.
  */
 void
 workspace_collect_confined(const struct as_config *c, const char *work,
-    json_t *req, json_t *r, int clean)
+    json_t *req, json_t *r, int clean, const char *plan_to)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct collect_job job = { c, work, req, clean };
+	struct collect_job job = { c, work, plan_to, req, clean };
 	char terraform[PATH_MAX], why[256];
 	json_t *reply;
 
@@ -559,6 +606,7 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 	}
 	paths.ro[0] = work;
 	paths.rw[0] = terraform;
+	paths.rw[1] = plan_to;
 	if ((reply = confined_run(c, &paths, collect_child, &job, why,
 	    sizeof(why))) == NULL) {
 		json_object_set_new(r, "error", json_sprintf("collect: %s",

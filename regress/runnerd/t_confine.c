@@ -137,7 +137,7 @@ ATF_TC_BODY(collect, tc)
 	req = json_pack("{s:[s, s, s]}", "files_out", "out.txt", "link",
 	    "missing");
 	r = json_object();
-	workspace_collect_confined(&conf, work, req, r, 1);
+	workspace_collect_confined(&conf, work, req, r, 1, NULL);
 	ATF_CHECK(json_object_get(r, "error") == NULL);
 	ATF_CHECK_STREQ(json_string_value(json_object_get(json_object_get(r,
 	    "files"), "out.txt")), "from the sandbox\n");
@@ -148,8 +148,65 @@ ATF_TC_BODY(collect, tc)
 	json_decref(r);
 }
 
+/*
+ * A plan's collect keeps the plan and puts a copy, read-only and the
+ * sandbox user's, in its render's workspace, the one other place it
+ * may write; a link planted there is not followed.
+ */
+ATF_TC_WITHOUT_HEAD(plan_to_render);
+ATF_TC_BODY(plan_to_render, tc)
+{
+	char work[PATH_MAX], state[PATH_MAX], render[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+	json_t *req, *r;
+	FILE *f;
+
+	(void)tc;
+	setup();
+	ATF_REQUIRE(pathf(work, sizeof(work), "%s/work", base) == 0);
+	ATF_REQUIRE(pathf(state, sizeof(state), "%s/state/terraform/m",
+	    base) == 0);
+	ATF_REQUIRE(pathf(render, sizeof(render), "%s/render", base) == 0);
+	ATF_REQUIRE(mkdir(state, 0700) == 0);
+	ATF_REQUIRE(mkdir("state/terraform/m/plans", 0700) == 0);
+	ATF_REQUIRE(mkdir(render, 0700) == 0);
+	ATF_REQUIRE((f = fopen("work/plan.tfplan", "w")) != NULL);
+	fputs("a saved plan\n", f);
+	fclose(f);
+	req = json_pack("{s:s, s:s}", "state", state, "plan_save",
+	    "plan.tfplan");
+	r = json_object();
+	workspace_collect_confined(&conf, work, req, r, 1, render);
+	ATF_CHECK_MSG(json_object_get(r, "error") == NULL, "%s",
+	    json_string_value(json_object_get(r, "error")));
+	ATF_REQUIRE(json_is_string(json_object_get(r, "plan_digest")));
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/plan.tfplan", render) == 0);
+	ATF_REQUIRE(lstat(path, &st) == 0);
+	ATF_CHECK(S_ISREG(st.st_mode));
+	ATF_CHECK_EQ(st.st_mode & 07777, 0444);
+	ATF_CHECK_EQ(st.st_uid, 65534);
+	ATF_CHECK_EQ(st.st_size, (off_t)strlen("a saved plan\n"));
+	json_decref(r);
+
+	/* Planted before the copy: the render's plan is a link out. */
+	ATF_REQUIRE(unlink(path) == 0);
+	ATF_REQUIRE(symlink("../outside/secret", path) == 0);
+	r = json_object();
+	workspace_collect_confined(&conf, work, req, r, 1, render);
+	ATF_CHECK(strstr(json_string_value(json_object_get(r, "error")) ?
+	    json_string_value(json_object_get(r, "error")) : "",
+	    "render: ") != NULL);
+	ATF_REQUIRE((f = fopen("outside/secret", "r")) != NULL);
+	ATF_REQUIRE(fgets(path, sizeof(path), f) != NULL);
+	fclose(f);
+	ATF_CHECK_STREQ(path, "host secret\n");
+	json_decref(req);
+	json_decref(r);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, plan_to_render);
 	ATF_TP_ADD_TC(tp, reads_outside_denied);
 	ATF_TP_ADD_TC(tp, child_dies);
 	ATF_TP_ADD_TC(tp, collect);
