@@ -18,6 +18,26 @@ tf_call()
 	as_call "$1" "{\"working_dir\":\"${2:-m}\"${3:-}}"
 }
 
+# The suite with the wrapper ./runsc as runnerd's runsc, and a module m
+# of one resource.
+tf_wrapped()
+{
+	chmod 755 runsc
+	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
+	tf_setup
+	mkdir -p tf/m
+	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+}
+
+# The plan in file $1 is an error, and nothing of it is left.
+tf_failed_clean()
+{
+	[ "$(as_is_error "$1")" = true ] ||
+	    atf_fail "the plan was not an error: $(cat "$1")"
+	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
+	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
+}
+
 atf_test_case symlink_race cleanup
 symlink_race_head()
 {
@@ -291,11 +311,7 @@ fi
 exit $rc
 SH
 	} > runsc
-	chmod 755 runsc
-	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
-	tf_setup
-	mkdir -p tf/m
-	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	tf_wrapped
 	tf_call terraform_apply > pending
 	grep -q FORGED pending && atf_fail "the forged text reached the result"
 	grep -q '"status":"pending_approval"' pending ||
@@ -336,21 +352,14 @@ while [ \$i -lt 100 ] && ! pkill -KILL -f "$AS_RENDER_WAITING"; do
 done ) </dev/null >/dev/null 2>&1 &
 exec "$real" "\$@"
 SH
-	chmod 755 runsc
-	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
-	tf_setup
-	mkdir -p tf/m
-	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	tf_wrapped
 	start=$(date +%s)
 	tf_call terraform_plan > plan
-	[ "$(as_is_error plan)" = true ] ||
-	    atf_fail "the plan was not an error: $(cat plan)"
+	tf_failed_clean plan
 	grep -q "bwrap ended before the plan did" plan ||
 	    atf_fail "the error does not say why: $(cat plan)"
 	[ $(($(date +%s) - start)) -lt 30 ] ||
 	    atf_fail "the call waited out its deadline"
-	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
-	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
 	as_stop
 }
 render_killed_cleanup()
@@ -379,14 +388,9 @@ for a in "\$@"; do
 done
 exit \$rc
 SH
-	chmod 755 runsc
-	AS_TF_RUNNERD_EXTRA="  runsc: $(pwd)/runsc"
-	tf_setup
-	mkdir -p tf/m
-	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
+	tf_wrapped
 	tf_call terraform_plan > plan
-	[ "$(as_is_error plan)" = true ] ||
-	    atf_fail "the plan was not an error: $(cat plan)"
+	tf_failed_clean plan
 	grep -q "rendering it while the sandbox ends" runnerd.log ||
 	    atf_fail "the render did not start at the shell's word"
 	[ "$(as_field plan_digest < plan)" = null ] ||
@@ -394,8 +398,6 @@ SH
 	tf_call terraform_apply > apply
 	grep -q '"status":"pending_approval"' apply &&
 	    atf_fail "the failed plan went to approval: $(cat apply)"
-	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
-	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
 	as_stop
 }
 render_then_fail_cleanup()
