@@ -124,10 +124,10 @@ provider_bind(const char *name, const char *src, void *p)
  * The child: script in a namespace sandbox with work at /work and the
  * allowed providers at PROVIDER_MOUNT, the render's and the init
  * cache's builder's (launcher_tfinit.c); stdin is in and stdout out,
- * each /dev/null when -1.  bwrap runs as root, so that
- * it can bind what uid 65534 could not reach by path (runnerd's state,
- * the operator's mirror); inside, setpriv drops to 65534 with no
- * capability, no bounding set and no_new_privs before the shell starts.
+ * each /dev/null when -1.  bwrap runs as root, so that it can bind what
+ * uid 65534 could not reach by path (runnerd's state, the operator's
+ * mirror); inside, setpriv drops to 65534 with no capability, no
+ * bounding set and no_new_privs before the shell starts.
  */
 void
 bwrap_terraform(const struct as_config *c, const char *work,
