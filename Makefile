@@ -26,7 +26,10 @@ DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
 
 CFLAGS	?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror $(WARN_EXTRA) -D_GNU_SOURCE -Icommon $(PKG_CFLAGS)
+# The sanitizer build is the debug build: AS_DEBUG turns a broken
+# internal invariant from a logged refusal into a fatal error.
 ifeq ($(SAN),1)
+override CFLAGS += -DAS_DEBUG
 override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 override LDFLAGS += -fsanitize=address,undefined
 endif

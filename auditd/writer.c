@@ -18,7 +18,11 @@
 #include "event.h"
 #include "log.h"
 
-/* A writer that floods is committed early rather than held in memory. */
+/*
+ * A writer that floods is committed early rather than held in memory:
+ * by the caller of batch_add, once the add is done, so that the commit
+ * (which adds a checkpoint to the batch) never runs inside an add.
+ */
 #define BATCH_MAX_BYTES		(8 * 1024 * 1024)
 #define EVENT_NAME_MAX		64
 #define DAEMON_NAME_MAX		32
@@ -29,6 +33,7 @@ struct auditlog		 auditd_log = { .fd = -1 };
 static struct arec	*batch;
 static size_t		 nbatch, cbatch, batch_bytes;
 static uint64_t		 commit_timer;
+static int		 committing;
 
 /* Records since the last checkpoint; the one at batch[0], if any. */
 static uint64_t		 ckpt_since;
@@ -67,6 +72,15 @@ batch_add(json_t *j, uint32_t conn, uint64_t reqid, size_t bytes)
 	batch_bytes += bytes;
 	if (commit_timer == 0)
 		commit_timer = ev_timer(0, commit_cb, NULL);
+	return 0;
+}
+
+/* An add from outside the commit: past the bound, the batch goes now. */
+static int
+batch_add_bounded(json_t *j, uint32_t conn, uint64_t reqid, size_t bytes)
+{
+	if (batch_add(j, conn, reqid, bytes) == -1)
+		return -1;
 	if (batch_bytes >= BATCH_MAX_BYTES)
 		writer_commit();
 	return 0;
@@ -235,7 +249,7 @@ writer_event(struct conn *c, struct msg *m, json_t *ev)
 		}
 		seen_pending(w, wseq);
 	}
-	if (batch_add(rec, c->id, m->hdr.reqid, m->len) == -1)
+	if (batch_add_bounded(rec, c->id, m->hdr.reqid, m->len) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "out of memory");
 	return 0;
@@ -245,7 +259,8 @@ writer_event(struct conn *c, struct msg *m, json_t *ev)
 int
 writer_own_event(const char *event, json_t *fields)
 {
-	return batch_add(arec_new("auditd", event, NULL, fields), 0, 0, 0);
+	return batch_add_bounded(arec_new("auditd", event, NULL, fields), 0, 0,
+	    0);
 }
 
 /* Acks (or refuses) the batch; the written seqs go to the table. */
@@ -304,7 +319,11 @@ forward_batch(void)
 		    batch[i].len > 0 ? batch[i].len - 1 : 0);
 }
 
-/* Writes the batch, syncs once, acknowledges (or refuses) every event. */
+/*
+ * Writes the batch, syncs once, acknowledges (or refuses) every event.
+ * Nothing it calls may commit: a commit inside a commit would write the
+ * batch in hand twice, or recurse until the stack is gone.
+ */
 void
 writer_commit(void)
 {
@@ -312,12 +331,21 @@ writer_commit(void)
 	size_t i;
 	int ok, saved;
 
+	if (committing) {
+#ifdef AS_DEBUG
+		fatalx("writer_commit entered again");
+#else
+		log_warnx("writer_commit entered again: refused");
+		return;
+#endif
+	}
 	if (commit_timer != 0) {
 		ev_timer_cancel(commit_timer);
 		commit_timer = 0;
 	}
 	if (nbatch == 0)
 		return;
+	committing = 1;
 	if (ckpt_since >= (uint64_t)auditd_conf.auditd.checkpoint_every)
 		(void)ckpt_prepend();
 	ok = alog_commit(&auditd_log, batch, nbatch) == 0;
@@ -342,6 +370,7 @@ writer_commit(void)
 		free(batch[i].line);
 	}
 	nbatch = batch_bytes = 0;
+	committing = 0;
 	if (ok && auditd_conf.auditd.rotate_size > 0 &&
 	    auditd_log.size >= auditd_conf.auditd.rotate_size)
 		(void)writer_rotate("size", old, sizeof(old));
