@@ -1,5 +1,6 @@
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 #include <errno.h>
@@ -33,11 +34,29 @@ wframe_free(struct wframe *wf)
 	free(wf);
 }
 
+/*
+ * Closes a descriptor a peer sent.  A socket the peer set to linger,
+ * with an other end that never reads, would hold close() until the
+ * linger ran out: it is reset instead (SO_LINGER {1, 0}), so that no
+ * event loop waits on what a peer handed it.
+ */
+void
+close_received(int fd)
+{
+	struct linger reset = { .l_onoff = 1, .l_linger = 0 };
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset,
+		    sizeof(reset));
+	close(fd);
+}
+
 static void
 rfds_close(struct channel *c)
 {
 	while (c->nrfds > 0)
-		close(c->rfds[--c->nrfds]);
+		close_received(c->rfds[--c->nrfds]);
 }
 
 /* Frees buffers and queued descriptors; the socket itself stays open. */
@@ -134,7 +153,7 @@ channel_read(struct channel *c)
 			if (got++ == 0 && c->nrfds < CHANNEL_MAXFDS)
 				c->rfds[c->nrfds++] = fds[i];
 			else {
-				close(fds[i]);
+				close_received(fds[i]);
 				bad = 1;
 			}
 		}

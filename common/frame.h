@@ -45,6 +45,7 @@ struct channel {
 
 void	 channel_init(struct channel *, int);
 void	 channel_clear(struct channel *);
+void	 close_received(int);
 ssize_t	 channel_read(struct channel *);
 int	 channel_get(struct channel *, struct msg *);
 int	 channel_compose(struct channel *, uint32_t, uint32_t, uint64_t, int,

@@ -193,6 +193,14 @@ seccomp_load_role(enum sandbox_role role, int trap)
 		fatalx("seccomp_init");
 	allow_list(ctx, base_syscalls);
 	allow_list(ctx, role_syscalls(role));
+	/* close_received's reset and a listener's refusal of descriptors. */
+	if (role != ROLE_BROKERD && (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+	    SCMP_SYS(setsockopt), 2, SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+	    SCMP_A2(SCMP_CMP_EQ, SO_LINGER)) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2,
+	    SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
+	    SCMP_A2(SCMP_CMP_EQ, SO_PASSRIGHTS)) < 0))
+		fatalx("seccomp_rule_add setsockopt");
 	if (role == ROLE_MCPD && seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 	    SCMP_SYS(socket), 3, SCMP_A0(SCMP_CMP_EQ, AF_UNIX),
 	    SCMP_A1(SCMP_CMP_EQ, SOCK_CONNECT_NONBLOCK),

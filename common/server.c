@@ -218,7 +218,7 @@ conn_dispatch(struct conn *c, struct msg *m)
 		log_warnx("%s: peer %u uid %u: %s denied", c->l->name, c->id,
 		    (unsigned)c->cred.uid, name);
 		if (m->fd != -1)
-			close(m->fd);
+			close_received(m->fd);
 		return conn_error(c, m->hdr.reqid, ERR_DENIED, "%s: not "
 		    "allowed for uid %u", name, (unsigned)c->cred.uid);
 	} else if (m->fd != -1 && !r->fd)
@@ -233,7 +233,7 @@ conn_dispatch(struct conn *c, struct msg *m)
 	log_warnx("%s: peer %u (pid %d): %s", c->l->name, c->id,
 	    (int)c->cred.pid, why);
 	if (m->fd != -1)
-		close(m->fd);
+		close_received(m->fd);
 	return conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s", why);
 }
 
@@ -300,6 +300,33 @@ refuse(int fd, const struct listener *l, const char *why)
 	close(fd);
 }
 
+static int
+listener_takes_fds(const struct listener *l)
+{
+	const struct msg_rule *r;
+
+	for (r = l->rules; r->handler != NULL; r++)
+		if (r->fd)
+			return 1;
+	return 0;
+}
+
+/*
+ * Where no rule takes a descriptor, none may come in at all if the
+ * kernel can say so (SO_PASSRIGHTS): a peer's sendmsg with one fails,
+ * and nothing it made enters this process.  Elsewhere, or sent before
+ * this, channel_read takes them and close_received disarms them.
+ */
+static void
+refuse_fds(int s, const struct listener *l)
+{
+	int off = 0;
+
+	if (!listener_takes_fds(l))
+		(void)setsockopt(s, SOL_SOCKET, SO_PASSRIGHTS, &off,
+		    sizeof(off));
+}
+
 static void
 listener_accept(int fd, short revents, void *arg)
 {
@@ -317,6 +344,7 @@ listener_accept(int fd, short revents, void *arg)
 			log_warn("%s: accept", l->name);
 		return;
 	}
+	refuse_fds(s, l);
 	if (sock_peer(s, &cred) == -1) {
 		log_warn("%s: peer credentials", l->name);
 		close(s);

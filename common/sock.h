@@ -7,6 +7,11 @@
 
 #define PEER_MAXGROUPS	64
 
+/* Linux 6.16: 0 refuses descriptors sent to the socket (EPERM). */
+#ifndef SO_PASSRIGHTS
+#define SO_PASSRIGHTS	83
+#endif
+
 /* sock_connect_nonblock's socket type, which mcpd's seccomp filter admits. */
 #define SOCK_CONNECT_NONBLOCK	(SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC)
 

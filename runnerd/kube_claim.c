@@ -210,7 +210,7 @@ keeper_main(const struct as_config *c, int fd)
 	while (channel_recv_sync(&ch, &m, -1) == 0) {
 		msg = cjson_parse(m.data, m.len, NULL, 0);
 		if (m.fd != -1)
-			close(m.fd);
+			close_received(m.fd);
 		if (msg == NULL)
 			reply = error_reply("garbled request");
 		else if (m.hdr.type == CLAIM_SEED)

@@ -834,7 +834,7 @@ launcher_engine_event(int fd, short revents, void *arg)
 			if (m.hdr.type == LMSG_RUN) {
 				if (sbx_find(m.hdr.reqid) != NULL) {
 					if (m.fd != -1)
-						close(m.fd);
+						close_received(m.fd);
 					done_failed(m.hdr.reqid,
 					    "request id already running");
 				} else

@@ -495,7 +495,7 @@ peer_event(int fd, short revents, void *arg)
 		while (p->ch.fd == fd && (r = channel_get(&p->ch, &m)) == 1) {
 			peer_dispatch(p, &m);
 			if (m.fd != -1)
-				close(m.fd);
+				close_received(m.fd);
 		}
 		if (p->ch.fd == fd && r == -1) {
 			peer_reset(p, "garbled frame");

@@ -219,7 +219,7 @@ agent_event(int fd, short revents, void *arg)
 		while ((r = channel_get(&s->agent, &m)) == 1)
 			if ((why = agent_frame(s, &m)) != NULL) {
 				if (m.fd != -1)
-					close(m.fd);
+					close_received(m.fd);
 				log_warnx("session %s: %s", s->cid, why);
 				sess_end(s, why);
 				return;

@@ -1,6 +1,8 @@
 """Breaks each listener's rules on one connection per socket and checks
 that every break is answered ERR_BADMSG, naming the type, and that the
-connection then still answers PING.
+connection then still answers PING.  Where the kernel lets a listener
+refuse descriptors (SO_PASSRIGHTS), a frame with one must instead be
+refused by the kernel, at the sender's sendmsg.
 
   badmsg.py RUNDIR
 """
@@ -15,7 +17,7 @@ from asframe import (ERR_BADMSG, MSG_AUDIT_STATS, MSG_CRED_ISSUED,  # noqa
                      MSG_DECIDE, MSG_ERROR, MSG_PING, MSG_PONG,
                      MSG_RCTL_GET, MSG_RCTL_SESSIONS, MSG_TOOL_CALL,
                      MSG_TOOL_CANCEL, LMSG_RUN, Conn, error_unpack,
-                     type_name)
+                     kernel_refuses_fds, type_name)
 
 # (type, payload, with a descriptor, what the error must say)
 UNLISTED = (MSG_CTL_APPROVE, b"{}", False, "unexpected CTL_APPROVE")
@@ -59,6 +61,7 @@ def main():
     rundir = sys.argv[1]
     bad = []
     devnull = os.open(os.devnull, os.O_RDONLY)
+    refused = kernel_refuses_fds()
     for sock, cases in CASES.items():
         c = Conn(os.path.join(rundir, sock))
         c.sock.settimeout(5)
@@ -67,6 +70,13 @@ def main():
             try:
                 reply = c.call(mtype, payload, i + 1,
                                devnull if fd else None)
+                if fd and refused:
+                    bad.append("%s: the kernel let the descriptor in" % what)
+                    continue
+            except PermissionError:
+                if not (fd and refused):
+                    bad.append("%s: EPERM" % what)
+                continue
             except (EOFError, OSError) as e:
                 bad.append("%s: no answer (%s)" % (what, e))
                 break

@@ -1,6 +1,7 @@
 /* Framing: round trips, descriptor passing, and every malformed frame. */
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
 
 #include <atf-c.h>
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -369,6 +371,103 @@ ATF_TC_BODY(stray_fd, tc)
 	unpair(&a, &b);
 }
 
+/*
+ * A loopback TCP socket whose close would wait LINGER_S seconds: its
+ * peer (*peer, kept open) never reads and has a small window, and more
+ * is queued than the window takes.
+ */
+#define LINGER_S	5
+static void
+fill(int c)
+{
+	char buf[65536];
+
+	memset(buf, 'x', sizeof(buf));
+	while (write(c, buf, sizeof(buf)) > 0)
+		;
+	ATF_REQUIRE(errno == EAGAIN);
+}
+
+static int
+lingering_tcp(int *peer)
+{
+	struct sockaddr_in sin;
+	struct linger lg = { .l_onoff = 1, .l_linger = LINGER_S };
+	socklen_t len = sizeof(sin);
+	int l, c, small = 4096;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ATF_REQUIRE((l = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	ATF_REQUIRE(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small,
+	    sizeof(small)) == 0);
+	ATF_REQUIRE(bind(l, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	ATF_REQUIRE(listen(l, 1) == 0);
+	ATF_REQUIRE(getsockname(l, (struct sockaddr *)&sin, &len) == 0);
+	ATF_REQUIRE((c = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	ATF_REQUIRE(connect(c, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	ATF_REQUIRE((*peer = accept(l, NULL, NULL)) != -1);
+	close(l);
+	/* Twice: the first fill ends before the peer's window closes. */
+	ATF_REQUIRE(fcntl(c, F_SETFL, O_NONBLOCK) == 0);
+	fill(c);
+	usleep(200000);
+	fill(c);
+	ATF_REQUIRE(fcntl(c, F_SETFL, 0) == 0);
+	ATF_REQUIRE(setsockopt(c, SOL_SOCKET, SO_LINGER, &lg,
+	    sizeof(lg)) == 0);
+	return c;
+}
+
+static double
+seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * A peer's lingering socket is closed at once, also when the channel
+ * drops its frame: no loop waits out the linger.
+ */
+ATF_TC(lingering_fd);
+ATF_TC_HEAD(lingering_fd, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "a received socket set to linger "
+	    "is closed without waiting");
+	atf_tc_set_md_var(tc, "timeout", "60");
+}
+ATF_TC_BODY(lingering_fd, tc)
+{
+	struct channel a, b;
+	struct timespec t0;
+	struct msg m;
+	int peer;
+
+	signal(SIGPIPE, SIG_IGN);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	close_received(lingering_tcp(&peer));
+	ATF_CHECK_MSG(seconds_since(&t0) < LINGER_S / 2.0,
+	    "close_received waited %.1f s", seconds_since(&t0));
+	close(peer);
+	/* On a frame that may carry none: dropped and closed at once. */
+	pair(&a, &b);
+	ATF_REQUIRE(channel_send_sync(&a, MSG_PING, 1, lingering_tcp(&peer),
+	    NULL, 0, 1000) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errno = 0;
+	ATF_CHECK_EQ(channel_recv_sync(&b, &m, 1000), -1);
+	ATF_CHECK_EQ(errno, EBADMSG);
+	ATF_CHECK_MSG(seconds_since(&t0) < LINGER_S / 2.0,
+	    "the channel's close waited %.1f s", seconds_since(&t0));
+	close(peer);
+	unpair(&a, &b);
+}
+
 ATF_TC_WITHOUT_HEAD(compose_oversized);
 ATF_TC_BODY(compose_oversized, tc)
 {
@@ -395,6 +494,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, too_many_fds);
 	ATF_TP_ADD_TC(tp, fd_type_refused);
 	ATF_TP_ADD_TC(tp, stray_fd);
+	ATF_TP_ADD_TC(tp, lingering_fd);
 	ATF_TP_ADD_TC(tp, compose_oversized);
 	return atf_no_error();
 }

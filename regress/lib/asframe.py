@@ -71,6 +71,23 @@ def type_name(mtype):
     return NAMES.get(mtype, str(mtype))
 
 
+SO_PASSRIGHTS = 83
+
+
+def kernel_refuses_fds():
+    """Whether this kernel lets a socket refuse descriptors (SO_PASSRIGHTS,
+    Linux 6.16), as every daemon listener then does."""
+    a, b = socket.socketpair()
+    try:
+        b.setsockopt(socket.SOL_SOCKET, SO_PASSRIGHTS, 0)
+        return True
+    except OSError:
+        return False
+    finally:
+        a.close()
+        b.close()
+
+
 def _bytes(payload):
     if isinstance(payload, (dict, list)):
         return json.dumps(payload).encode()

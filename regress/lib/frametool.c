@@ -12,7 +12,9 @@
  *   frametool fds SOCKET TYPE N       N frames of TYPE, each carrying a
  *                                     descriptor of /dev/null, each on a
  *                                     new connection; prints how many the
- *                                     daemon answered and how many dropped
+ *                                     daemon answered, how many it dropped
+ *                                     and how many the kernel refused
+ *                                     (EPERM: SO_PASSRIGHTS)
  *   frametool types                   proto.h's list of message types,
  *                                     "SYMBOL NUMBER NAME" a line
  *
@@ -113,8 +115,8 @@ send_fds(const char *path, uint32_t type, long long n)
 {
 	struct channel ch;
 	struct msg m;
-	long long i, answered = 0, dropped = 0;
-	int s, fd;
+	long long i, answered = 0, dropped = 0, refused = 0;
+	int s, fd, r;
 
 	for (i = 0; i < n; i++) {
 		if ((s = sock_connect(path)) == -1 ||
@@ -123,12 +125,13 @@ send_fds(const char *path, uint32_t type, long long n)
 			return 1;
 		}
 		channel_init(&ch, s);
-		if (channel_send_sync(&ch, type, 1, fd, NULL, 0, TIMEOUT_MS) ==
-		    -1 && errno != EPIPE && errno != ECONNRESET) {
+		r = channel_send_sync(&ch, type, 1, fd, NULL, 0, TIMEOUT_MS);
+		if (r == -1 && errno == EPERM)
+			refused++;
+		else if (r == -1 && errno != EPIPE && errno != ECONNRESET) {
 			perror("send");
 			return 1;
-		}
-		if (channel_recv_sync(&ch, &m, TIMEOUT_MS) == 0) {
+		} else if (channel_recv_sync(&ch, &m, TIMEOUT_MS) == 0) {
 			answered++;
 			if (m.fd != -1)
 				close(m.fd);
@@ -141,7 +144,8 @@ send_fds(const char *path, uint32_t type, long long n)
 		channel_clear(&ch);
 		close(s);
 	}
-	printf("answered %lld dropped %lld\n", answered, dropped);
+	printf("answered %lld dropped %lld refused %lld\n", answered,
+	    dropped, refused);
 	return 0;
 }
 
