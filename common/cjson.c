@@ -1,5 +1,6 @@
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,4 +146,35 @@ sha256_hex_ok(const char *s)
 		    isupper((unsigned char)s[i]))
 			return 0;
 	return 1;
+}
+
+/*
+ * What a record keeps of content: its size and SHA-256, never the
+ * bytes.  Base64 (file content) is measured as the bytes it decodes to,
+ * so that the digest is the file's; text that is not base64 as itself.
+ */
+json_t *
+content_summary(const char *text, size_t len, int base64)
+{
+	char hex[SHA256_HEX_LEN + 1];
+	unsigned char *bytes = NULL;
+	json_t *j;
+	int n = -1;
+
+	if (base64 && len % 4 == 0 && len < INT_MAX &&
+	    (bytes = malloc(len / 4 * 3 + 1)) != NULL &&
+	    (n = EVP_DecodeBlock(bytes, (const unsigned char *)text,
+	    (int)len)) >= 0) {
+		/* EVP_DecodeBlock counts the padding as zero bytes. */
+		n -= (len > 0 && text[len - 1] == '=') +
+		    (len > 1 && text[len - 2] == '=');
+		sha256_hex(bytes, (size_t)n, hex);
+	} else {
+		n = -1;
+		sha256_hex(text, len, hex);
+	}
+	j = json_pack("{s:I, s:s}", "bytes", n >= 0 ? (json_int_t)n :
+	    (json_int_t)len, "sha256", hex);
+	free(bytes);
+	return j;
 }

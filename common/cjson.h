@@ -20,5 +20,6 @@ void	 sha256_hex(const void *, size_t, char [SHA256_HEX_LEN + 1]);
 int	 cjson_digest(const json_t *, char [SHA256_HEX_LEN + 1]);
 int	 sha256_file_hex(int, char [SHA256_HEX_LEN + 1]);
 int	 sha256_hex_ok(const char *);
+json_t	*content_summary(const char *, size_t, int);
 
 #endif

@@ -848,8 +848,8 @@ call_start(struct conn *c, uint64_t reqid, json_t *call)
 	k->req.credfd = -1;
 	k->state = CALL_RECORDING;
 	TAILQ_INSERT_TAIL(&calls, k, entry);
-	audit_post("tool.request", k->id, json_pack("{s:s, s:O*}", "tool",
-	    tool, "arguments", args), requested, k);
+	audit_post("tool.request", k->id, json_pack("{s:s, s:o*}", "tool",
+	    tool, "arguments", args_recorded(args)), requested, k);
 }
 
 const char *

@@ -127,6 +127,10 @@ void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
 
+/* argrecord.c: what tool.request keeps of the arguments */
+#define ARG_RECORD_MAX	(64 * 1024)
+json_t	*args_recorded(const json_t *);
+
 /* await.c: a call that waits for a person's approval (MSG_TOOL_AWAIT) */
 void	await_offer(uint32_t, const char *);
 void	await_start(struct conn *, uint64_t, json_t *);

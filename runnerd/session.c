@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "cjson.h"
 #include "event.h"
 #include "log.h"
 #include "runnerd.h"
@@ -321,12 +322,24 @@ session_call(struct call *k)
 	call_refuse(k, "tool.failed", why);
 }
 
+/* Who copied which file; of the content, its size and SHA-256 only. */
 static json_t *
-op_fields(struct op_call *op, json_int_t bytes)
+op_fields(struct op_call *op, const char *content)
 {
-	return json_pack("{s:I, s:s, s:O, s:I}", "uid", (json_int_t)op->uid,
+	json_t *f, *summary;
+
+	f = json_pack("{s:I, s:s, s:O}", "uid", (json_int_t)op->uid,
 	    "session_id", op->session_id, "path", json_object_get(op->args,
-	    "path"), "bytes", bytes);
+	    "path"));
+	if (f != NULL && content != NULL) {
+		summary = content_summary(content, strlen(content), 1);
+		if (summary == NULL || json_object_update(f, summary) == -1) {
+			json_decref(f);
+			f = NULL;
+		}
+		json_decref(summary);
+	}
+	return f;
 }
 
 /* Ends an operator's request with why, recorded if it got that far. */
@@ -335,8 +348,7 @@ op_fail(struct op_call *op, const char *why)
 {
 	json_t *f;
 
-	if ((f = op_fields(op, 0)) != NULL) {
-		json_object_del(f, "bytes");
+	if ((f = op_fields(op, NULL)) != NULL) {
 		json_object_set_new(f, "tool", json_string(op->tool));
 		json_object_set_new(f, "error", json_string(why));
 	}
@@ -348,15 +360,6 @@ op_fail(struct op_call *op, const char *why)
 static void	op_send(struct session *, struct op_call *);
 static void	op_upload_recorded(void *, const char *);
 
-/* The length of base64 text the tool's schema has checked. */
-static json_int_t
-base64_bytes(const char *b64)
-{
-	size_t n = strlen(b64);
-
-	return (json_int_t)(n / 4 * 3 - (n > 0 && b64[n - 1] == '=') -
-	    (n > 1 && b64[n - 2] == '='));
-}
 
 /*
  * An operator's write_file or read_file (runnerctl put and get): the
@@ -396,7 +399,7 @@ session_operator(uint32_t conn, uint64_t reqid, uid_t uid, const char *tool,
 	if (content != NULL) {
 		op->recording = 1;
 		audit_post("operator.upload", s->origin, op_fields(op,
-		    base64_bytes(content)), op_upload_recorded, op);
+		    content), op_upload_recorded, op);
 	} else
 		op_send(s, op);
 	return 0;
@@ -483,8 +486,8 @@ op_done(struct session *s, json_t *reply)
 		op_free(op);
 		return;
 	}
-	audit_post("operator.download", op->origin, op_fields(op, bytes),
-	    op_download_recorded, op);
+	audit_post("operator.download", op->origin, op_fields(op,
+	    json_string_value(content)), op_download_recorded, op);
 }
 
 /* A monotonic time (ev_now_ms) as the UTC time it was. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cjson.h"
 #include "runnerd.h"
 
 #define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
@@ -99,16 +100,28 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	return res;
 }
 
-/* write_file's and read_file's: the path, the bytes written or read. */
+/*
+ * write_file's and read_file's: the path, the bytes written or read,
+ * and of what was read its SHA-256, never the content itself.
+ */
 static void
 file_fields(const struct call *k, json_t *reply, json_t *sc, json_t *audit)
 {
+	json_t *content, *summary;
+
 	json_object_set(sc, "path", json_object_get(k->args, "path"));
 	field(sc, reply, "bytes", JSON_INTEGER);
 	field(sc, reply, "content", JSON_STRING);
 	if (json_object_get(sc, "bytes") == NULL)
 		json_object_set_new(sc, "bytes", json_integer(0));
 	json_object_set(audit, "bytes", json_object_get(sc, "bytes"));
+	if ((content = json_object_get(sc, "content")) != NULL &&
+	    (summary = content_summary(json_string_value(content),
+	    json_string_length(content), 1)) != NULL) {
+		json_object_set(audit, "sha256", json_object_get(summary,
+		    "sha256"));
+		json_decref(summary);
+	}
 }
 
 json_t *

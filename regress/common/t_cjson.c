@@ -129,8 +129,43 @@ ATF_TC_BODY(refused_input, tc)
 	ATF_CHECK(strstr(err, "nesting") != NULL);
 }
 
+static void
+summary_is(const char *text, int base64, json_int_t bytes, const char *hex)
+{
+	json_t *j = content_summary(text, strlen(text), base64);
+
+	ATF_REQUIRE(j != NULL);
+	ATF_CHECK_EQ_MSG(json_integer_value(json_object_get(j, "bytes")),
+	    bytes, "%s: bytes", text);
+	ATF_CHECK_STREQ_MSG(json_string_value(json_object_get(j, "sha256")),
+	    hex, "%s: sha256", text);
+	ATF_CHECK_EQ(json_object_size(j), 2);
+	json_decref(j);
+}
+
+/* Base64 is measured as the bytes it stands for, padding or none. */
+ATF_TC_WITHOUT_HEAD(content_summary);
+ATF_TC_BODY(content_summary, tc)
+{
+	/* printf 'hello world' | sha256sum, and '!' added, and "" */
+	summary_is("aGVsbG8gd29ybGQ=", 1, 11, "b94d27b9934d3e08a52e52d7da7dab"
+	    "fac484efe37a5380ee9088f7ace2efcde9");
+	summary_is("aGVsbG8gd29ybGQh", 1, 12, "7509e5bda0c762d2bac7f90d758b5b"
+	    "2263fa01ccbc542ab5e3df163be08e6ca9");
+	summary_is("", 1, 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934c"
+	    "a495991b7852b855");
+	/* Not base64 (length, alphabet), and text: the text's own. */
+	summary_is("hello world", 1, 11, "b94d27b9934d3e08a52e52d7da7dabfac48"
+	    "4efe37a5380ee9088f7ace2efcde9");
+	summary_is("!!!!", 1, 4, "2f74420af441bf2d45de7eba6b1b9aa6658f33d3767"
+	    "3190b5eb91c113588900e");
+	summary_is("hello world!", 0, 12, "7509e5bda0c762d2bac7f90d758b5b2263"
+	    "fa01ccbc542ab5e3df163be08e6ca9");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, content_summary);
 	ATF_TP_ADD_TC(tp, canonical_form);
 	ATF_TP_ADD_TC(tp, same_meaning_same_digest);
 	ATF_TP_ADD_TC(tp, known_digests);

@@ -10,6 +10,7 @@ would; runnerctl copies files into and out of it.  Prints what went
 wrong on stderr and exits 1 on failure.
 """
 import base64
+import hashlib
 import json
 import os
 import socket
@@ -148,9 +149,11 @@ def check_copy(ctl, nobody):
     ups = [e["fields"] for e in ev if e["event"] == "operator.upload"]
     downs = [e["fields"] for e in ev if e["event"] == "operator.download"]
     expect({"uid": os.getuid(), "session_id": sid, "path": "in/blob.bin",
-            "bytes": len(BLOB)} in ups, "operator.upload", ups)
+            "bytes": len(BLOB), "sha256": hashlib.sha256(BLOB).hexdigest()}
+           in ups, "operator.upload", ups)
     expect({"uid": os.getuid(), "session_id": sid, "path": "out/own.bin",
-            "bytes": len(own)} in downs, "operator.download", downs)
+            "bytes": len(own), "sha256": hashlib.sha256(own).hexdigest()}
+           in downs, "operator.download", downs)
     expect(len(ups) == 3 and len(downs) == 4, "one event per copy", ev)
     with open("events.jsonl") as f:
         log = f.read()

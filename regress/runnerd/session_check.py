@@ -182,6 +182,27 @@ def check_files(sock):
     expect(r.get("isError"), "an absolute path is refused", r)
     r = c.call("read_file", path="missing", session_id=sid)
     expect(r.get("isError") and "No such file" in text(r), "missing", r)
+    # The log has each file's size and digest, never its content; and a
+    # long argument as its size and digest too.
+    long_command = "true " + "x" * (64 * 1024)
+    ok(c.call("run_shell", command=long_command, session_id=sid), "long")
+    digest = {"bytes": len(blob), "sha256": hashlib.sha256(blob).hexdigest()}
+    ev = events()
+    req = [e["fields"]["arguments"] for e in ev
+           if e["event"] == "tool.request"]
+    expect(dict(req[0], content=digest) == req[0], "write_file's content "
+           "recorded as its size and digest", req[0])
+    expect({"bytes": len(long_command), "sha256": hashlib.sha256(
+        long_command.encode()).hexdigest()} in [a.get("command") for a in req],
+        "a long command recorded as its size and digest")
+    reads = [e["fields"] for e in ev if e["event"] == "tool.result" and
+             e["fields"].get("sha256") == digest["sha256"]]
+    expect(len(reads) == 1 and reads[0]["bytes"] == len(blob),
+           "read_file's result recorded with its digest", reads)
+    with open("events.jsonl") as f:
+        log = f.read()
+    expect(base64.b64encode(blob).decode()[:64] not in log and
+           "x" * 1024 not in log, "content in the audit log")
 
 
 # --- limits: timeout, output cap -----------------------------------------
