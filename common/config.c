@@ -393,11 +393,21 @@ static const struct yfield kube_fields[] = {
 	{ NULL }
 };
 
+/* A queue of at least one largest frame and its header. */
+static const struct yfield conn_fields[] = {
+	{ "max", NUM(YF_INT, struct conn_conf, max, 1, 65536) },
+	{ "per_uid", NUM(YF_INT, struct conn_conf, per_uid, 1, 65536) },
+	{ "frame_time", NUM(YF_SECONDS, struct conn_conf, frame_time, 1, 3600) },
+	{ "queued_max", NUM(YF_BYTES, struct conn_conf, queued_max, 17 * MB, 1024 * MB) },
+	{ NULL }
+};
+
 #define SECTION(m, t)	.type = YF_MAP, .off = offsetof(struct as_config, m), .sub = t
 
 static const struct yfield top_fields[] = {
 	{ "runtime_dir", STR(struct as_config, runtime_dir) },
 	{ "seccomp", STR(struct as_config, seccomp), .choices = seccomp_modes },
+	{ "connections", SECTION(connections, conn_fields) },
 	{ "mcpd", SECTION(mcpd, mcpd_fields) },
 	{ "runnerd", SECTION(runnerd, runnerd_fields) },
 	{ "kubernetes", SECTION(kubernetes, kube_fields) },
@@ -413,6 +423,10 @@ config_defaults(struct as_config *c)
 	memset(c, 0, sizeof(*c));
 	strlcpy(c->runtime_dir, "/run/agent-sandbox", sizeof(c->runtime_dir));
 	strlcpy(c->seccomp, "enforce", sizeof(c->seccomp));
+	c->connections.max = 512;
+	c->connections.per_uid = 128;
+	c->connections.frame_time = 10;
+	c->connections.queued_max = 32 * MB;
 	strlcpy(c->mcpd.user, "_asmcp", sizeof(c->mcpd.user));
 	c->mcpd.max_line = 4 * MB;
 	c->mcpd.max_inflight = 16;
@@ -654,6 +668,9 @@ config_print(const struct as_config *c)
 
 	printf("runtime_dir: \"%s\"\nseccomp: %s\n", c->runtime_dir,
 	    c->seccomp);
+	printf("connections:\n  max: %ld\n  per_uid: %ld\n  frame_time: %ld\n"
+	    "  queued_max: %ld\n", c->connections.max, c->connections.per_uid,
+	    c->connections.frame_time, c->connections.queued_max);
 	printf("mcpd:\n  user: \"%s\"\n  max_line: %ld\n  max_inflight: %ld\n"
 	    "  call_timeout: %ld\n", c->mcpd.user, c->mcpd.max_line,
 	    c->mcpd.max_inflight, c->mcpd.call_timeout);

@@ -156,10 +156,19 @@ struct auditd_conf {
 	long		ack_timeout;	/* seconds a writer waits for an ack */
 };
 
+/* What one peer may hold of a daemon, on every socket it serves. */
+struct conn_conf {
+	long		max;		/* connections to one socket */
+	long		per_uid;	/* of those, one uid's */
+	long		frame_time;	/* seconds from a frame's first byte */
+	long		queued_max;	/* bytes waiting for a peer to read */
+};
+
 struct as_config {
 	char			path[PATH_MAX];
 	char			runtime_dir[PATH_MAX];
 	char			seccomp[16];	/* enforce | trap */
+	struct conn_conf	connections;
 	struct mcpd_conf	mcpd;
 	struct runnerd_conf	runnerd;
 	struct kube_conf	kubernetes;

@@ -74,6 +74,10 @@ channel_clear(struct channel *c)
 	channel_init(c, c->fd);
 }
 
+/*
+ * Drops the frame handed out last.  A buffer grown for a large frame
+ * goes with it once nothing more is held: idle peers cost little.
+ */
 static void
 channel_consume(struct channel *c)
 {
@@ -82,6 +86,11 @@ channel_consume(struct channel *c)
 	memmove(c->rbuf, c->rbuf + c->rconsumed, c->rlen - c->rconsumed);
 	c->rlen -= c->rconsumed;
 	c->rconsumed = 0;
+	if (c->rlen == 0 && c->rcap > READ_CHUNK) {
+		free(c->rbuf);
+		c->rbuf = NULL;
+		c->rcap = 0;
+	}
 }
 
 /* Nothing queued can be claimed once the stream is garbled. */

@@ -2,6 +2,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@ static struct listener	*listeners[LISTENERS_MAX];
 static size_t		 nlisteners;
 static uint32_t		 next_conn_id = 1;
 static const char	*procname = "?";
+static struct conn_conf	 limits;
+/* Given up when accept(2) runs out of descriptors, so that it can refuse. */
+static int		 reserve_fd = -1;
 
 void
 server_init(const char *name)
@@ -56,6 +60,8 @@ conn_drop(struct conn *c)
 {
 	if (c->l->closed != NULL)
 		c->l->closed(c);
+	if (c->frame_timer != 0)
+		ev_timer_cancel(c->frame_timer);
 	ev_del(c->ch.fd);
 	close(c->ch.fd);
 	channel_clear(&c->ch);
@@ -67,13 +73,60 @@ conn_drop(struct conn *c)
 static void
 conn_update(struct conn *c)
 {
-	ev_set(c->ch.fd, POLLIN | (channel_pending(&c->ch) ? POLLOUT : 0));
+	if (!c->doomed)
+		ev_set(c->ch.fd, POLLIN | (channel_pending(&c->ch) ? POLLOUT :
+		    0));
+}
+
+/* By id: whoever holds c goes on with it until the turn ends. */
+static void
+doomed_cb(void *arg)
+{
+	struct conn *c;
+
+	if ((c = conn_find((uint32_t)(uintptr_t)arg)) != NULL)
+		conn_drop(c);
+}
+
+static void
+conn_doom(struct conn *c)
+{
+	if (c->doomed)
+		return;
+	c->doomed = 1;
+	ev_set(c->ch.fd, 0);
+	(void)ev_timer(0, doomed_cb, (void *)(uintptr_t)c->id);
+}
+
+/*
+ * A peer that does not read gets queued_max bytes waiting for it, and
+ * one frame more when nothing waits; past that it is dropped, so that
+ * no peer holds a daemon's memory by not reading.
+ */
+static int
+conn_room(struct conn *c, size_t len)
+{
+	if (!c->doomed && (c->ch.wqueued == 0 || c->ch.wqueued +
+	    MSG_HDR_SIZE + len <= (size_t)limits.queued_max))
+		return 1;
+	if (!c->doomed)
+		log_warnx("%s: peer %u (pid %d) reads nothing of %zu bytes "
+		    "queued for it, dropped", c->l->name, c->id,
+		    (int)c->cred.pid, c->ch.wqueued);
+	conn_doom(c);
+	errno = ENOBUFS;
+	return 0;
 }
 
 int
 conn_send(struct conn *c, uint32_t type, uint64_t reqid, int fd,
     const void *data, size_t len)
 {
+	if (!conn_room(c, len)) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
 	if (channel_compose(&c->ch, type, c->id, reqid, fd, data, len) == -1)
 		return -1;
 	conn_update(c);
@@ -127,7 +180,8 @@ conn_error(struct conn *c, uint64_t reqid, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (channel_compose_error(&c->ch, reqid, code, "%s", text) == -1)
+	if (!conn_room(c, sizeof(struct msg_error)) ||
+	    channel_compose_error(&c->ch, reqid, code, "%s", text) == -1)
 		return -1;
 	conn_update(c);
 	return 0;
@@ -238,14 +292,47 @@ conn_dispatch(struct conn *c, struct msg *m)
 }
 
 static void
+frame_late(void *arg)
+{
+	struct conn *c;
+
+	if ((c = conn_find((uint32_t)(uintptr_t)arg)) == NULL)
+		return;
+	c->frame_timer = 0;
+	log_warnx("%s: peer %u (pid %d): a frame not whole after %ld s, "
+	    "dropped", c->l->name, c->id, (int)c->cred.pid,
+	    limits.frame_time);
+	conn_drop(c);
+}
+
+/*
+ * A frame has frame_time from its first byte to its last: a peer that
+ * sends half a frame and waits holds its buffer that long at most.
+ */
+static void
+frame_clock(struct conn *c, int got_whole)
+{
+	if (c->ch.rlen == 0 || got_whole) {
+		if (c->frame_timer != 0)
+			ev_timer_cancel(c->frame_timer);
+		c->frame_timer = 0;
+	}
+	if (c->ch.rlen > 0 && c->frame_timer == 0)
+		c->frame_timer = ev_timer(limits.frame_time * 1000, frame_late,
+		    (void *)(uintptr_t)c->id);
+}
+
+static void
 conn_event(int fd, short revents, void *arg)
 {
 	struct conn *c = arg;
 	struct msg m;
 	ssize_t n;
-	int r;
+	int r, whole = 0;
 
 	(void)fd;
+	if (c->doomed)
+		return;
 	if (revents & POLLOUT) {
 		if (channel_flush(&c->ch) == -1) {
 			log_debug("%s: peer %u: %s", c->l->name, c->id,
@@ -264,7 +351,8 @@ conn_event(int fd, short revents, void *arg)
 			conn_drop(c);
 			return;
 		}
-		while ((r = channel_get(&c->ch, &m)) == 1) {
+		while (!c->doomed && (r = channel_get(&c->ch, &m)) == 1) {
+			whole = 1;
 			if ((r = conn_dispatch(c, &m)) == -1) {
 				log_warnx("%s: peer %u (pid %d): bad %s "
 				    "message, dropped", c->l->name, c->id,
@@ -282,6 +370,7 @@ conn_event(int fd, short revents, void *arg)
 			conn_drop(c);
 			return;
 		}
+		frame_clock(c, whole);
 	}
 	conn_update(c);
 }
@@ -327,19 +416,63 @@ refuse_fds(int s, const struct listener *l)
 		    sizeof(off));
 }
 
+/*
+ * Out of descriptors: the reserve makes room to take the connection
+ * and refuse it, so that the listener does not stay readable and spin.
+ */
+static void
+listener_shed(int fd, const struct listener *l)
+{
+	static int64_t said;
+	int s;
+
+	if (reserve_fd == -1)
+		return;
+	close(reserve_fd);
+	reserve_fd = -1;
+	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1)
+		refuse(s, l, "out of descriptors");
+	reserve_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (ev_now_ms() - said >= 10000) {
+		log_warnx("%s: out of descriptors: connections refused",
+		    l->name);
+		said = ev_now_ms();
+	}
+}
+
+/* Why a peer of uid may not have one more connection, or NULL. */
+static const char *
+listener_full(const struct listener *l, uid_t uid)
+{
+	const struct conn *c;
+	size_t mine = 0;
+
+	if (l->nconns >= (size_t)limits.max ||
+	    (l->maxconns && l->nconns >= l->maxconns))
+		return "too many connections";
+	TAILQ_FOREACH(c, &conns, entry)
+		if (c->l == l && c->cred.uid == uid)
+			mine++;
+	return mine >= (size_t)limits.per_uid ? "too many connections of "
+	    "this uid" : NULL;
+}
+
 static void
 listener_accept(int fd, short revents, void *arg)
 {
 	struct listener *l = arg;
 	struct peer_cred cred;
 	struct conn *c;
+	const char *full;
 	char why[128];
 	int s;
 
 	(void)revents;
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) ==
 	    -1) {
-		if (errno != EAGAIN && errno != EINTR &&
+		if (errno == EMFILE || errno == ENFILE)
+			listener_shed(fd, l);
+		else if (errno != EAGAIN && errno != EINTR &&
 		    errno != ECONNABORTED)
 			log_warn("%s: accept", l->name);
 		return;
@@ -358,10 +491,10 @@ listener_accept(int fd, short revents, void *arg)
 		refuse(s, l, why);
 		return;
 	}
-	if (l->maxconns && l->nconns >= l->maxconns) {
-		log_warnx("%s: too many connections, refused pid %d", l->name,
-		    (int)cred.pid);
-		refuse(s, l, "too many connections");
+	if ((full = listener_full(l, cred.uid)) != NULL) {
+		log_warnx("%s: %s, refused uid %u pid %d", l->name, full,
+		    (unsigned)cred.uid, (int)cred.pid);
+		refuse(s, l, full);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
@@ -414,6 +547,7 @@ server_listen(const struct as_config *conf, struct listener *l)
 	}
 	if (config_socket_path(conf, l->name, l->path, sizeof(l->path)) == -1)
 		return -1;
+	limits = conf->connections;
 	if ((l->fd = sock_listen(l->path, 0600)) == -1)
 		return -1;
 	if (listener_admit(l) == -1) {
@@ -423,6 +557,8 @@ server_listen(const struct as_config *conf, struct listener *l)
 	}
 	if (ev_add(l->fd, POLLIN, listener_accept, l) == -1)
 		return -1;
+	if (reserve_fd == -1)
+		reserve_fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 0);
 	listeners[nlisteners++] = l;
 	return 0;
 }

@@ -61,6 +61,8 @@ struct conn {
 	struct peer_cred	 cred;
 	uint32_t		 id;
 	void			*data;		/* the daemon's per-peer state */
+	uint64_t		 frame_timer;	/* a frame is half here */
+	int			 doomed;	/* dropped on the next turn */
 };
 
 void	 server_init(const char *);
