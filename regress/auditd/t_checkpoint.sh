@@ -17,7 +17,8 @@ auditd_pid()
 	awk '$2 == "auditd" { p = $1 } END { print p }' pids
 }
 
-# n records, then a stop: the last one is the shutdown checkpoint.
+# The log's origin (seq 1) and n records, then a stop: the last one is
+# the shutdown checkpoint.
 logged()
 {
 	as_conf
@@ -54,12 +55,12 @@ truncated_stopped_body()
 	logged 30
 	head -20 var/audit.jsonl > t && cat t > var/audit.jsonl
 	atf_check -s exit:3 -e ignore \
-	    -o match:"truncated: the log ends at seq 20, a checkpoint signed seq 30" "$(as_bin auditctl)" -f conf.yaml verify
+	    -o match:"truncated: the log ends at seq 20, a checkpoint signed seq 31" "$(as_bin auditctl)" -f conf.yaml verify
 	as_start auditd
-	atf_check -o match:'^#[0-9]+ auditd log.truncated .*"seq_expected":30,"seq_found":20' \
+	atf_check -o match:'^#[0-9]+ auditd log.truncated .*"seq_expected":31,"seq_found":20' \
 	    sh -c "$(as_bin auditctl) -f conf.yaml tail -n 1 | cut -d' ' -f2-"
-	# The new segment goes on from the checkpoint: seq 31 links to it.
-	atf_check -o match:'"seq":31' -o match:'"previous_file":"audit.jsonl.000000000020"' \
+	# The new segment goes on from the checkpoint: seq 32 links to it.
+	atf_check -o match:'"seq":32' -o match:'"previous_file":"audit.jsonl.000000000020"' \
 	    head -1 var/audit.jsonl
 	atf_check -o match:"chain intact" -o match:"first record links to an earlier file" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
@@ -101,7 +102,7 @@ truncated_running_body()
 	as_start auditd
 	emit -n 8 >/dev/null
 	head -5 var/audit.jsonl > t && cat t > var/audit.jsonl
-	atf_check -s exit:3 -e ignore -o match:"truncated: .*auditd wrote up to seq 8" "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -s exit:3 -e ignore -o match:"truncated: .*auditd wrote up to seq 9" "$(as_bin auditctl)" -f conf.yaml verify
 	as_stop
 }
 truncated_running_cleanup()
@@ -119,16 +120,16 @@ rewrite_body()
 	logged 10
 	sed -i '4s/"event":"tool.request"/"event":"tool.nothing"/' var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 11 does not match" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	# Without the checkpoint records the checkpoint file still knows.
 	grep -v log.checkpoint var/audit.jsonl > t && cat t > var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 11 does not match" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	# auditd sees it too at start, and goes on from the checkpoint.
 	as_start auditd
-	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":11' \
+	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":12' \
 	    head -1 var/audit.jsonl
 	as_stop
 }
@@ -150,13 +151,14 @@ bad_signature_body()
 	python3 -c '
 import sys
 l = open("good.jsonl").read().splitlines()
-l[5] = l[5].replace("\"sig\":\"", "\"sig\":\"AAAA", 1).replace("AAAA" + l[5].split("\"sig\":\"")[1][:4], "AAAA", 1)
+l[6] = l[6].replace("\"sig\":\"", "\"sig\":\"AAAA", 1).replace("AAAA" + l[6].split("\"sig\":\"")[1][:4], "AAAA", 1)
 open("var/audit.jsonl", "w").write("\n".join(l) + "\n")'
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"forged: checkpoint at seq 5: bad signature" \
+	atf_check -s exit:2 -o match:"forged: checkpoint at seq 6: bad signature" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -k audit-checkpoint.pub -c ckpt/checkpoint.json
 	cp good.jsonl var/audit.jsonl
-	sed -i 's/"sig":"..../"sig":"AAAA/' ckpt/checkpoint.json
+	# Four characters of the signature, past the note's key hash.
+	sed -i '$s/\(.* .\{8\}\)..../\1AAAA/' ckpt/checkpoint.json
 	atf_check -s exit:2 -o match:"forged: the checkpoint file's signature does not hold" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 }
@@ -177,11 +179,11 @@ checkpoint_age_body()
 	as_start auditd
 	emit -n 5 >/dev/null
 	as_stop
-	atf_check -o match:"chain intact: 12 records" -o match:"the latest \(seq 5\) reached" \
+	atf_check -o match:"chain intact: 13 records" -o match:"the latest \(seq 6\) reached" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -c old.json
 	# A log replaced by an older copy of itself.
 	head -6 var/audit.jsonl > older.jsonl
-	atf_check -s exit:3 -o match:"truncated: the log ends at seq 6, a checkpoint signed seq 11" \
+	atf_check -s exit:3 -o match:"truncated: the log ends at seq 6, a checkpoint signed seq 12" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f older.jsonl
 	cp older.jsonl var/audit.jsonl
 	as_start auditd
@@ -226,7 +228,13 @@ spliced_body()
 	sed '3r rec' a.jsonl > var/audit.jsonl
 	atf_check -s exit:2 -o match:"seq 3: " "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 6 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 7 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# Another log's origin record, rechained, names another log.
+	sed -n 1p other/var/audit.jsonl > rec
+	sed '3r rec' a.jsonl > var/audit.jsonl
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"^var/audit.jsonl:4: seq 4: spliced: names log agent-sandbox/audit/[0-9a-f/]+, the records before are of log" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 }
 spliced_cleanup()
@@ -238,7 +246,7 @@ spliced_cleanup()
 atf_test_case sink cleanup
 sink_head()
 {
-	atf_set "descr" "each checkpoint goes to the syslog socket as an RFC 5424 message"
+	atf_set "descr" "each checkpoint goes to the syslog socket as an RFC 5424 message whose text is the checkpoint's note"
 	atf_set "timeout" "30"
 }
 sink_body()
@@ -258,8 +266,21 @@ open("sink.txt", "wb").write(s.recv(4096))' &
 	as_start auditd
 	emit -n 4 >/dev/null
 	wait $sink
-	atf_check -o match:'^<110>1 [0-9T:-]+Z - auditd [0-9]+ checkpoint - \{"head":"[0-9a-f]{64}","key_id":"[0-9a-f]{16}","seq":3,"sig":"' \
-	    cat sink.txt
+	atf_check -o match:'^<110>1 [0-9T:-]+Z - auditd [0-9]+ checkpoint - agent-sandbox/audit/[0-9a-f]{16}/[0-9a-f]{32}$' \
+	    head -1 sink.txt
+	# After the header, the note: seq 3 covers the origin and two events.
+	python3 - sink.txt var/audit.jsonl <<'PY' || atf_fail "the witness's note"
+import base64, json, sys
+msg = open(sys.argv[1], "rb").read()
+note = msg[msg.index(b" - ", msg.index(b" checkpoint ")) + 3:]
+recs = open(sys.argv[2], "rb").read().split(b"\n")
+origin = json.loads(recs[0])["fields"]["origin"].encode()
+body, sig = note.split(b"\n\n")
+assert body.split(b"\n") == [origin, b"3", base64.b64encode(
+    bytes.fromhex(json.loads(recs[3])["prev"]))], body
+assert sig.startswith("\u2014 ".encode() + origin + b" ") and \
+    sig.endswith(b"\n") and len(base64.b64decode(sig.split()[2])) == 68, sig
+PY
 	as_stop
 }
 sink_cleanup()
