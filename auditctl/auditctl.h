@@ -15,7 +15,7 @@
 #define VERIFY_ERROR		1	/* unreadable, no key */
 #define VERIFY_TAMPERED		2
 #define VERIFY_TRUNCATED	3
-#define VERIFY_OTHERLOG		4	/* its checkpoint or key is another log's */
+#define VERIFY_OTHERLOG		4	/* the checkpoint (key) of another log */
 
 /* What the chain is checked against: NULL when unknown. */
 struct verify_anchor {

@@ -1,7 +1,9 @@
 /*
- * Checkpoints: Ed25519 (RFC 8032) over a canonical text of the fields,
- * through OpenSSL's one-shot EVP_DigestSign/EVP_DigestVerify with a NULL
- * digest, as EVP_SIGNATURE-ED25519(7) requires for pure Ed25519.
+ * Checkpoints: Ed25519 (RFC 8032) over the text of a C2SP signed note
+ * (c2sp.org/signed-note, laid out as c2sp.org/tlog-checkpoint), or, in
+ * the v1 form, over a canonical text of the fields; through OpenSSL's
+ * one-shot EVP_DigestSign/EVP_DigestVerify with a NULL digest, as
+ * EVP_SIGNATURE-ED25519(7) requires for pure Ed25519.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -214,7 +216,7 @@ ckpt_sign(EVP_PKEY *k, struct ckpt *c)
 	if (!ok)
 		return -1;
 	EVP_EncodeBlock((unsigned char *)c->sig, sig, (int)siglen);
-	c->from_note = 1;
+	c->has_key_hash = 1;
 	return 0;
 }
 
@@ -234,7 +236,7 @@ ckpt_verify(EVP_PKEY *k, const struct ckpt *c)
 	    (c->origin[0] != '\0' && (!ckpt_origin_ok(c->origin) ||
 	    strncmp(c->origin + sizeof(CKPT_ORIGIN_PREFIX) - 1, id,
 	    CKPT_KEYID_LEN) != 0)) ||
-	    (c->from_note && (ckpt_key_hash(k, c->origin, hash) == -1 ||
+	    (c->has_key_hash && (ckpt_key_hash(k, c->origin, hash) == -1 ||
 	    memcmp(hash, c->key_hash, sizeof(hash)) != 0)) ||
 	    b64_decode(c->sig, strlen(c->sig), sig, sizeof(sig)) == -1 ||
 	    (n = ckpt_message(c, msg, sizeof(msg))) == -1 ||
@@ -259,7 +261,7 @@ ckpt_note(const struct ckpt *c, char *buf, size_t len)
 	char b64[93];
 	int n, m;
 
-	if (!c->from_note || c->origin[0] == '\0' ||
+	if (!c->has_key_hash || c->origin[0] == '\0' ||
 	    b64_decode(c->sig, strlen(c->sig), raw + 4, 64) == -1 ||
 	    (n = ckpt_body(c, buf, len)) == -1)
 		return -1;
@@ -369,16 +371,16 @@ ckpt_note_parse(const char *buf, size_t len, struct ckpt *c)
 			goto bad;
 		if ((size_t)(sp - l - dl) != strlen(c->origin) ||
 		    memcmp(l + dl, c->origin, strlen(c->origin)) != 0 ||
-		    c->from_note)
+		    c->has_key_hash)
 			continue;
 		if (b64_decode(sp + 1, (size_t)(l + n - sp - 1), sig,
 		    sizeof(sig)) == -1)
 			goto bad;
 		memcpy(c->key_hash, sig, 4);
 		EVP_EncodeBlock((unsigned char *)c->sig, sig + 4, 64);
-		c->from_note = 1;
+		c->has_key_hash = 1;
 	}
-	if (!c->from_note || p != end)
+	if (!c->has_key_hash || p != end)
 		goto bad;
 	memcpy(c->key_id, c->origin + sizeof(CKPT_ORIGIN_PREFIX) - 1,
 	    CKPT_KEYID_LEN);
@@ -415,10 +417,5 @@ ckpt_file_read(const char *path, struct ckpt *c)
 	}
 	r = ckpt_parse(j, c);
 	json_decref(j);
-	if (r == 0 && c->origin[0] != '\0') {
-		/* The note form is the file's; JSON there is v1's alone. */
-		errno = EINVAL;
-		return -1;
-	}
 	return r;
 }

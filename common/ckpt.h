@@ -19,8 +19,8 @@
 #define CKPT_SIG_LEN	88	/* base64 of a 64-byte Ed25519 signature */
 /* A log's name: "agent-sandbox/audit/<key id>/<32 random hex digits>". */
 #define CKPT_ORIGIN_PREFIX	"agent-sandbox/audit/"
-#define CKPT_ORIGIN_LEN	(sizeof(CKPT_ORIGIN_PREFIX) - 1 + CKPT_KEYID_LEN + \
-	    1 + 32)
+#define CKPT_ORIGIN_LEN	\
+	    (sizeof(CKPT_ORIGIN_PREFIX) - 1 + CKPT_KEYID_LEN + 1 + 32)
 #define CKPT_NOTE_MAX	512	/* our note, with our signature alone */
 
 struct ckpt {
@@ -30,7 +30,7 @@ struct ckpt {
 	char		time[40];	/* signed in v1 only */
 	char		key_id[CKPT_KEYID_LEN + 1];
 	char		sig[CKPT_SIG_LEN + 1];
-	int		from_note;	/* key_hash is the note's */
+	int		has_key_hash;	/* the note's key ID, in key_hash */
 	unsigned char	key_hash[4];
 };
 

@@ -371,6 +371,12 @@ rotation_body()
 	    "$(as_bin auditctl)" -f conf.yaml verify $args
 	# Each new file starts with audit.rotated linking to the old one.
 	atf_check -o match:'"event":"audit.rotated"' head -1 var/audit.jsonl
+	# One log across the files: the first record of each names its origin.
+	for f in var/audit.jsonl*; do
+		head -1 "$f" | grep -o '"origin":"[^"]*"' || echo "none: $f"
+	done | sort | uniq -c > origins
+	atf_check -o match:"^ *$((n + 1)) \"origin\":\"agent-sandbox/audit/" \
+	    -o inline:"$(head -1 origins)\n" cat origins
 	atf_check -s exit:0 -o match:"first record links to an earlier file" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	alive

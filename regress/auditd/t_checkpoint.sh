@@ -27,6 +27,12 @@ logged()
 	as_stop
 }
 
+# The origin a log's first record names.
+origin_of()
+{
+	sed -n '1s/.*"origin":"\([^"]*\)".*/\1/p' "$1"
+}
+
 # Recomputes every seq and prev from the first line on, as an intruder
 # without the key would after an edit.
 rechain()
@@ -365,8 +371,180 @@ forward_cleanup()
 	as_kill_all
 }
 
+atf_test_case other_log cleanup
+other_log_head()
+{
+	atf_set "descr" "a copy of another suite's log checked with this suite's configuration: its checkpoint and key are another log's, said so with exit 4; tampered is still tampered"
+}
+other_log_body()
+{
+	logged 3
+	mkdir other && (cd other && logged 4)
+	cp other/var/audit.jsonl copy.jsonl
+	mine=$(origin_of var/audit.jsonl)
+	theirs=$(origin_of copy.jsonl)
+	atf_check -s exit:4 -o match:"^copy.jsonl:0: seq 6: checkpoint is of log $mine; this log is $theirs$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+	atf_check -s exit:4 -o match:'"kind":"other_log"' \
+	    "$(as_bin auditctl)" -f conf.yaml -j verify -f copy.jsonl
+	# Its own checkpoint, but our key: the log names its key.
+	atf_check -s exit:4 -o match:"this log is $theirs, signed by key [0-9a-f]{16}; the key given is [0-9a-f]{16}$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl -c other/ckpt/checkpoint.json
+	atf_check -o match:"chain intact: 6 records" -o match:"log: $theirs" \
+	    -o match:"the latest \(seq 5\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl \
+	    -k other/audit-checkpoint.pub -c other/ckpt/checkpoint.json
+	sed -i '3s/"event":"tool.request"/"event":"tool.nothing"/' copy.jsonl
+	atf_check -s exit:2 -o match:"^copy.jsonl:3: seq 3: altered" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+	rechain copy.jsonl
+	atf_check -s exit:2 -o match:"^copy.jsonl:6: seq 6: rewritten: checkpoint at seq 5 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+}
+other_log_cleanup()
+{
+	as_kill_all
+	(cd other 2>/dev/null && as_kill_all)
+}
+
+atf_test_case no_config cleanup
+no_config_head()
+{
+	atf_set "descr" "verify -f without a configuration checks the chain alone and says that no checkpoint was compared"
+}
+no_config_body()
+{
+	logged 2
+	atf_check -s exit:1 -o match:"chain intact: 4 records" \
+	    -o match:"checkpoints: 0 signed; no checkpoint compared" \
+	    -e match:"no configuration \(none.yaml\): the chain alone is checked" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f var/audit.jsonl
+	atf_check -s exit:1 -o match:'"checkpoint_compared":false' -e ignore \
+	    "$(as_bin auditctl)" -f none.yaml -j verify -f var/audit.jsonl
+	atf_check -o match:"checkpoints: 1 signed, the latest \(seq 3\) reached$" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f var/audit.jsonl \
+	    -k audit-checkpoint.pub -c ckpt/checkpoint.json
+}
+no_config_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case note_form cleanup
+note_form_head()
+{
+	atf_set "descr" "the checkpoint file is a C2SP signed note any Ed25519 verifier checks; a witness's cosignature beside ours is left alone"
+}
+note_form_body()
+{
+	logged 3
+	python3 - ckpt/checkpoint.json audit-checkpoint.pub var/audit.jsonl <<'PY' || atf_fail "not our note"
+import base64, hashlib, json, subprocess, sys
+note = open(sys.argv[1], "rb").read()
+pub = subprocess.run(["openssl", "pkey", "-pubin", "-in", sys.argv[2],
+    "-outform", "DER"], check=True, capture_output=True).stdout[-32:]
+recs = open(sys.argv[3], "rb").read().split(b"\n")
+origin = json.loads(recs[0])["fields"]["origin"].encode()
+text, sigs = note.split(b"\n\n")
+text += b"\n"
+assert text == b"%s\n4\n%s\n" % (origin, base64.b64encode(
+    hashlib.sha256(recs[3]).digest())), text
+dash, name, sig = sigs.decode().split()
+assert dash == "\u2014" and name == origin.decode(), sigs
+raw = base64.b64decode(sig)
+assert raw[:4] == hashlib.sha256(origin + b"\n\x01" + pub).digest()[:4]
+open("text", "wb").write(text)
+open("sig", "wb").write(raw[4:])
+PY
+	atf_check -o match:"Signature Verified Successfully" openssl pkeyutl \
+	    -verify -pubin -inkey audit-checkpoint.pub -rawin -in text -sigfile sig
+	printf '\342\200\224 witness.example/w1 %s\n' \
+	    "$(head -c 68 /dev/urandom | base64 -w 0)" >> ckpt/checkpoint.json
+	atf_check -o match:"checkpoints: 1 signed, the latest \(seq 4\) reached$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# auditd reads it back at start: no truncation, no rewrite.
+	as_start auditd
+	as_stop
+	atf_check -o inline:"5\n" sh -c "wc -l < var/audit.jsonl"
+}
+note_form_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case old_form cleanup
+old_form_head()
+{
+	atf_set "descr" "a log and checkpoint from before origins (JSON, v1) still verify; auditd gives that log its origin at its next start, once"
+}
+old_form_body()
+{
+	fx="$(atf_get_srcdir)/oldlog"
+	atf_check -o match:"chain intact: 10 records" \
+	    -o match:"checkpoints: 3 signed, the latest \(seq 9\) reached$" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f "$fx/audit.jsonl" \
+	    -k "$fx/audit-checkpoint.pub" -c "$fx/checkpoint.json"
+	as_conf
+	mkdir ckpt
+	cp "$fx/audit.jsonl" var/
+	cp "$fx/checkpoint.json" "$fx/checkpoint.key" ckpt/
+	cp "$fx/audit-checkpoint.pub" .
+	as_start auditd
+	emit -n 2 >/dev/null
+	as_stop
+	atf_check -o match:'"event":"audit.origin","fields":\{"key_id":"e31fa41c93b05ccf","origin":"agent-sandbox/audit/e31fa41c93b05ccf/[0-9a-f]{32}"\},.*"seq":11,' \
+	    sed -n 11p var/audit.jsonl
+	atf_check -o match:"chain intact: 14 records" -o match:"log: agent-sandbox/audit/e31fa41c93b05ccf/" \
+	    -o match:"checkpoints: 4 signed, the latest \(seq 13\) reached$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_start auditd
+	emit -n 1 >/dev/null
+	as_stop
+	atf_check -o inline:"1\n" grep -c audit.origin var/audit.jsonl
+}
+old_form_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case origin_restart cleanup
+origin_restart_head()
+{
+	atf_set "descr" "auditd at start: a log naming another origin than its checkpoint is moved aside (log.rewritten) and the new segment goes on as the checkpoint's log"
+}
+origin_restart_body()
+{
+	logged 3
+	mine=$(origin_of var/audit.jsonl)
+	cp ckpt/checkpoint.json first.note
+	rm var/audit.jsonl ckpt/checkpoint.json
+	logged 3
+	theirs=$(origin_of var/audit.jsonl)
+	[ "$mine" != "$theirs" ] || atf_fail "one origin for two logs"
+	cp first.note ckpt/checkpoint.json
+	atf_check -s exit:4 -o match:"checkpoint is of log $mine; this log is $theirs" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_start auditd
+	as_stop
+	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":5,' \
+	    -o match:"\"origin\":\"$mine\"" -o match:"\"origin_found\":\"$theirs\"" \
+	    head -1 var/audit.jsonl
+	atf_check -o match:"chain intact" -o match:"log: $mine" \
+	    -o match:"the latest \(seq 5\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+}
+origin_restart_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case other_log
+	atf_add_test_case no_config
+	atf_add_test_case note_form
+	atf_add_test_case old_form
+	atf_add_test_case origin_restart
 	atf_add_test_case forward
 	atf_add_test_case truncated_stopped
 	atf_add_test_case truncated_refuse
