@@ -269,23 +269,30 @@ verify_live(struct ctx *x, char *file, const struct verify_anchor *a,
 /*
  * The public key and the latest checkpoint: given, else configured.
  * Without a key the chain is still walked, but the result cannot be
- * "intact": nothing anchors it.
+ * "intact": nothing anchors it.  Without a configuration nothing is
+ * guessed: the defaults may name another suite's checkpoint.
  */
 static void
 verify_anchor(struct ctx *x, const char *keyfile, const char *ckfile,
-    struct ckpt *latest, struct verify_anchor *a)
+    int noconf, struct ckpt *latest, struct verify_anchor *a)
 {
 	const char *kf = keyfile ? keyfile : x->conf.auditd.pubkey;
 	const char *cf = ckfile ? ckfile : x->conf.auditd.checkpoint_file;
 
-	a->latest = NULL;
-	if ((a->key = ckpt_pubkey_load(kf)) == NULL && keyfile != NULL)
+	memset(a, 0, sizeof(*a));
+	if ((keyfile != NULL || !noconf) &&
+	    (a->key = ckpt_pubkey_load(kf)) == NULL && keyfile != NULL)
 		fatal("%s: not an Ed25519 public key", kf);
-	if (ckpt_file_read(cf, latest) == 0)
+	if (a->key != NULL && ckpt_key_id(a->key, a->key_id) == -1)
+		fatalx("%s: cannot read the key", kf);
+	if ((ckfile != NULL || !noconf) && ckpt_file_read(cf, latest) == 0)
 		a->latest = latest;
 	else if (ckfile != NULL)
 		fatal("%s: not a checkpoint", cf);
-	if (a->key == NULL)
+	if (noconf && keyfile == NULL)
+		log_warnx("no configuration (%s): the chain alone is checked; "
+		    "give -k and -c to compare a checkpoint", x->conffile);
+	else if (a->key == NULL)
 		log_warn("no public key to check checkpoints with (%s); give "
 		    "-k, or install auditd's", kf);
 }
@@ -310,7 +317,7 @@ cmd_verify(struct ctx *x, int argc, char **argv)
 	struct verify_fail f;
 	struct ckpt latest;
 	size_t n = 0;
-	int c, r;
+	int c, r, noconf = 0;
 
 	while ((c = getopt(argc, argv, "c:f:k:")) != -1) {
 		switch (c) {
@@ -334,8 +341,9 @@ cmd_verify(struct ctx *x, int argc, char **argv)
 		if (n == 0 || errno != ENOENT)
 			fatalx("%s", err);
 		config_defaults(&x->conf);
+		noconf = 1;
 	}
-	verify_anchor(x, keyfile, ckfile, &latest, &a);
+	verify_anchor(x, keyfile, ckfile, noconf, &latest, &a);
 	if (n == 0)
 		r = verify_live(x, x->conf.auditd.log, &a, &sum, &f);
 	else

@@ -15,16 +15,18 @@
 #define VERIFY_ERROR		1	/* unreadable, no key */
 #define VERIFY_TAMPERED		2
 #define VERIFY_TRUNCATED	3
+#define VERIFY_OTHERLOG		4	/* the checkpoint (key) of another log */
 
 /* What the chain is checked against: NULL when unknown. */
 struct verify_anchor {
 	EVP_PKEY		*key;
+	char			 key_id[CKPT_KEYID_LEN + 1];
 	const struct ckpt	*latest;	/* the checkpoint file's */
 };
 
 /* Where a chain first breaks. */
 struct verify_fail {
-	int		 kind;		/* VERIFY_TAMPERED, _TRUNCATED */
+	int		 kind;		/* VERIFY_TAMPERED, _TRUNCATED ... */
 	const char	*file;
 	size_t		 line;
 	uint64_t	 seq;
@@ -41,6 +43,10 @@ struct verify_sum {
 	int		 daemon_checked; /* the last record is auditd's head */
 	uint64_t	 checkpoints;	/* records whose signature held */
 	uint64_t	 latest_seq;	/* the checkpoint file's, when reached */
+	int		 compared;	/* the checkpoint file was compared */
+	char		 origin[CKPT_ORIGIN_LEN + 1];	/* the log it names */
+	uint64_t	 foreign;	/* checkpoints by another log's key */
+	int		 latest_early;	/* its seq came before the origin */
 };
 
 /* Printing, as text or JSON (-j). */

@@ -43,7 +43,8 @@ static void
 text_verified(const struct verify_sum *v)
 {
 	if (v->records == 0) {
-		printf("chain intact: no records\n");
+		printf("chain intact: no records%s\n", v->compared ? "" :
+		    "; no checkpoint compared");
 		return;
 	}
 	printf("chain intact: %llu records, seq %llu..%llu in %zu file%s\n",
@@ -53,11 +54,13 @@ text_verified(const struct verify_sum *v)
 		printf("first record links to an earlier file, not given\n");
 	printf("head: %s%s\n", v->head, v->daemon_checked ?
 	    " (auditd's head)" : "");
+	if (v->origin[0] != '\0')
+		printf("log: %s\n", v->origin);
 	printf("checkpoints: %llu signed", (unsigned long long)v->checkpoints);
 	if (v->latest_seq > 0)
 		printf(", the latest (seq %llu) reached",
 		    (unsigned long long)v->latest_seq);
-	printf("\n");
+	printf("%s\n", v->compared ? "" : "; no checkpoint compared");
 }
 
 static void
@@ -90,19 +93,21 @@ static void
 json_verified(const struct verify_sum *v)
 {
 	json_print(json_pack("{s:b, s:I, s:I, s:I, s:I, s:s, s:b, s:b, s:I, "
-	    "s:I}", "ok", 1, "files", (json_int_t)v->files, "records",
-	    (json_int_t)v->records, "first_seq", (json_int_t)v->first_seq,
-	    "last_seq", (json_int_t)v->last_seq, "head", v->head,
-	    "anchored", v->anchored, "daemon_checked", v->daemon_checked,
-	    "checkpoints", (json_int_t)v->checkpoints, "latest_checkpoint",
-	    (json_int_t)v->latest_seq));
+	    "s:I, s:b, s:s*}", "ok", 1, "files", (json_int_t)v->files,
+	    "records", (json_int_t)v->records, "first_seq",
+	    (json_int_t)v->first_seq, "last_seq", (json_int_t)v->last_seq,
+	    "head", v->head, "anchored", v->anchored, "daemon_checked",
+	    v->daemon_checked, "checkpoints", (json_int_t)v->checkpoints,
+	    "latest_checkpoint", (json_int_t)v->latest_seq,
+	    "checkpoint_compared", v->compared, "origin", v->origin[0] !=
+	    '\0' ? v->origin : NULL));
 }
 
 static void
 json_broken(const struct verify_fail *f)
 {
 	static const char *const kinds[] = { "intact", "error", "tampered",
-	    "truncated" };
+	    "truncated", "other_log" };
 
 	json_print(json_pack("{s:b, s:s, s:I, s:I, s:s, s:s}", "ok", 0,
 	    "file", f->file, "line", (json_int_t)f->line,

@@ -9,6 +9,10 @@
  * catch it: each log.checkpoint record must be signed by auditd's key
  * and name the digest of the record before it, and the log must reach
  * the latest checkpoint, kept outside it, with the same digest.
+ *
+ * A checkpoint names its log (origin); one of another log, or a log
+ * signed by another key, is not compared but said so: a copy checked
+ * with another suite's configuration is no tampering.
  */
 #include <sys/stat.h>
 
@@ -30,6 +34,7 @@ struct line {
 	int		 is_ckpt;	/* auditd's log.checkpoint */
 	int		 ckpt_ok;	/* its fields parse */
 	struct ckpt	 ckpt;
+	char		 origin[CKPT_ORIGIN_LEN + 1];	/* the log it names */
 	uint64_t	 seq;
 	char		 digest[SHA256_HEX_LEN + 1];
 	char		 prev[SHA256_HEX_LEN + 1];
@@ -77,7 +82,7 @@ static void
 line_read(struct line *l, const char *s, size_t len)
 {
 	json_t *j, *seq, *prev;
-	const char *ev, *daemon;
+	const char *ev, *daemon, *o;
 	char *canon;
 
 	memset(l, 0, sizeof(*l));
@@ -103,6 +108,8 @@ line_read(struct line *l, const char *s, size_t len)
 		    strcmp(ev, CKPT_EVENT) == 0 && strcmp(daemon, "auditd") == 0;
 		l->ckpt_ok = l->is_ckpt &&
 		    ckpt_parse(json_object_get(j, "fields"), &l->ckpt) == 0;
+		if ((o = ckpt_record_origin(j)) != NULL)
+			strlcpy(l->origin, o, sizeof(l->origin));
 	}
 	json_decref(j);
 }
@@ -170,9 +177,28 @@ link_break(const char *file, const struct line *lines, size_t n, size_t i,
 	    (unsigned long long)c->seq, c->file, c->line);
 }
 
+/* The first origin named is the log's; naming another is tampering. */
+static int
+follow_origin(const char *file, const struct line *l, size_t lineno,
+    struct verify_sum *sum, struct verify_fail *f)
+{
+	if (l->origin[0] == '\0')
+		return 0;
+	if (!ckpt_origin_ok(l->origin))
+		return fail(f, file, lineno, l->seq, "altered: %s is not a "
+		    "log's name", l->origin);
+	if (sum->origin[0] == '\0')
+		strlcpy(sum->origin, l->origin, sizeof(sum->origin));
+	else if (strcmp(sum->origin, l->origin) != 0)
+		return fail(f, file, lineno, l->seq, "spliced: names log %s, "
+		    "the records before are of log %s", l->origin,
+		    sum->origin);
+	return 0;
+}
+
 /*
  * A checkpoint record vouches for the record before it (c); the
- * checkpoint file's for the record at its seq.
+ * checkpoint file's for the record at its seq, when it is of this log.
  */
 static int
 check_anchor(const char *file, const struct line *l, size_t lineno,
@@ -182,11 +208,15 @@ check_anchor(const char *file, const struct line *l, size_t lineno,
 	const struct ckpt *k = a->latest;
 
 	if (k != NULL && k->seq == l->seq) {
-		if (strcmp(k->head, l->digest) != 0)
+		/* Which log it is, is known at the end. */
+		if (k->origin[0] != '\0' && strcmp(k->origin, sum->origin) != 0)
+			sum->latest_early = 1;
+		else if (strcmp(k->head, l->digest) != 0)
 			return fail(f, file, lineno, l->seq, "rewritten: "
 			    "checkpoint at seq %llu does not match (the "
 			    "checkpoint file's)", (unsigned long long)k->seq);
-		sum->latest_seq = k->seq;
+		else
+			sum->latest_seq = k->seq;
 	}
 	if (!l->is_ckpt || a->key == NULL)
 		return 0;
@@ -198,6 +228,14 @@ check_anchor(const char *file, const struct line *l, size_t lineno,
 		return fail(f, file, lineno, l->seq, "rewritten: checkpoint "
 		    "at seq %llu does not match", (unsigned long long)
 		    l->ckpt.seq);
+	/* Signed by the key its log names, not ours: not ours to check. */
+	if (l->ckpt.origin[0] != '\0' &&
+	    strcmp(l->ckpt.key_id, a->key_id) != 0 &&
+	    strncmp(l->ckpt.origin + sizeof(CKPT_ORIGIN_PREFIX) - 1,
+	    l->ckpt.key_id, CKPT_KEYID_LEN) == 0) {
+		sum->foreign++;
+		return 0;
+	}
 	if (ckpt_verify(a->key, &l->ckpt) == -1)
 		return fail(f, file, lineno, l->seq, "forged: checkpoint at "
 		    "seq %llu: bad signature (or key %s is not ours)",
@@ -230,7 +268,8 @@ verify_lines(const char *file, const struct line *lines, size_t n,
 		    strspn(lines[i].prev, "0") != SHA256_HEX_LEN)
 			return fail(f, file, i + 1, 1, "the first record does "
 			    "not start the chain (prev is not all zeroes)");
-		if (check_anchor(file, &lines[i], i + 1, c, a, sum, f))
+		if (follow_origin(file, &lines[i], i + 1, sum, f) ||
+		    check_anchor(file, &lines[i], i + 1, c, a, sum, f))
 			return 1;
 		if (!c->any) {
 			sum->first_seq = lines[i].seq;
@@ -299,8 +338,26 @@ verify_files(char **files, size_t nfiles, const struct verify_anchor *a,
 	}
 	sum->last_seq = c.seq;
 	strlcpy(sum->head, c.any ? c.digest : "", sizeof(sum->head));
+	/* Not this log's checkpoint, or key: nothing compared. */
+	if (a->latest != NULL && a->latest->origin[0] != '\0' &&
+	    strcmp(a->latest->origin, sum->origin) != 0)
+		fail(f, files[nfiles - 1], 0, c.seq, "checkpoint is of log %s; "
+		    "this log is %s", a->latest->origin, sum->origin[0] !=
+		    '\0' ? sum->origin : "unnamed");
+	else if (sum->foreign > 0)
+		fail(f, files[nfiles - 1], 0, c.seq, "this log is %s, signed "
+		    "by key %.16s; the key given is %s", sum->origin,
+		    sum->origin + sizeof(CKPT_ORIGIN_PREFIX) - 1, a->key_id);
+	if (f->kind != 0) {
+		f->kind = VERIFY_OTHERLOG;
+		return 1;
+	}
 	if (a->latest == NULL)
 		return 0;
+	if (sum->latest_early)
+		return fail(f, files[nfiles - 1], 0, a->latest->seq, "altered: "
+		    "the log is named only after seq %llu, which its "
+		    "checkpoint covers", (unsigned long long)a->latest->seq);
 	if (a->key != NULL && ckpt_verify(a->key, a->latest) == -1)
 		return fail(f, files[nfiles - 1], 0, a->latest->seq, "forged: "
 		    "the checkpoint file's signature does not hold");
@@ -312,5 +369,6 @@ verify_files(char **files, size_t nfiles, const struct verify_anchor *a,
 		f->kind = VERIFY_TRUNCATED;
 		return 1;
 	}
+	sum->compared = 1;
 	return 0;
 }

@@ -93,12 +93,24 @@ state_dir_open(const char *dir)
 	close(fd);
 }
 
-/*
- * The log is behind its latest checkpoint, or differs at its seq: the
- * file is moved aside as evidence and a new segment chains from the
- * checkpoint, starting with what was found.
- */
+/* Writes one of auditd's records at start-up, or exits. */
 static void
+start_record(const char *what, int r)
+{
+	if (r == -1)
+		fatalx("cannot record %s", what);
+	writer_commit();
+	if (auditd_log.failures > 0)
+		fatal("%s: cannot record %s", auditd_log.path, what);
+}
+
+/*
+ * The log is behind its latest checkpoint, differs at its seq, or is
+ * another log: the file is moved aside as evidence and a new segment
+ * chains from the checkpoint, starting with what was found.  1 when it
+ * did.
+ */
+static int
 log_anchor(void)
 {
 	char old[PATH_MAX];
@@ -110,7 +122,7 @@ log_anchor(void)
 		fatalx("%s: cannot compare the log with its checkpoint",
 		    auditd_conf.auditd.checkpoint_file);
 	if (note == NULL)
-		return;
+		return 0;
 	if (strcmp(auditd_conf.auditd.on_truncation, "refuse") == 0)
 		fatalx("%s: %s (on_truncation: refuse)", auditd_log.path,
 		    event);
@@ -119,12 +131,10 @@ log_anchor(void)
 	auditd_log.seq = c.seq;
 	memcpy(auditd_log.head, c.head, sizeof(auditd_log.head));
 	if (json_object_set_new(note, "previous_file",
-	    json_string(basename(old))) == -1 ||
-	    writer_own_event(event, note) == -1)
+	    json_string(basename(old))) == -1)
 		fatalx("cannot record %s", event);
-	writer_commit();
-	if (auditd_log.failures > 0)
-		fatal("%s: cannot record %s", auditd_log.path, event);
+	start_record(event, writer_own_event(event, note));
+	return 1;
 }
 
 int
@@ -134,6 +144,7 @@ main(int argc, char *argv[])
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	char logdir[PATH_MAX], ckptdir[PATH_MAX], keydir[PATH_MAX];
 	json_t *note;
+	int named;
 
 	daemon_start(argc, argv, "auditd", &opts, &auditd_conf);
 	audit_acl = auditd_conf.auditd.peers;
@@ -158,15 +169,17 @@ main(int argc, char *argv[])
 	if (alog_open(&auditd_log, auditd_conf.auditd.log, &note) == -1)
 		fatal("%s", auditd_conf.auditd.log);
 	readers_grant(auditd_log.fd, auditd_conf.auditd.log, 0);
-	log_anchor();
-	if (note != NULL) {
-		if (writer_own_event("audit.recovered", note) == -1)
-			fatalx("cannot record the recovery");
-		writer_commit();
-		if (auditd_log.failures > 0)
-			fatal("%s: cannot record the recovery",
-			    auditd_log.path);
-	}
+	if ((named = ckpt_origin_find(&auditd_log)) == -1)
+		fatal("%s: cannot read the log's origin", auditd_log.path);
+	/* A new segment's first record names the checkpoint's origin. */
+	if (log_anchor())
+		named = auditd_log.origin[0] != '\0';
+	if (note != NULL)
+		start_record("the recovery", writer_own_event("audit.recovered",
+		    note));
+	if (!named)
+		start_record("the log's origin",
+		    ckpt_origin_record(&auditd_log));
 	if (seen_load(&auditd_log) == -1)
 		fatal("%s: cannot read the writers' last events",
 		    auditd_log.path);

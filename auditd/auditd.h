@@ -32,6 +32,7 @@ struct auditlog {
 	off_t		 size;
 	uint64_t	 seq;		/* last seq written; 0 for none */
 	char		 head[SHA256_HEX_LEN + 1];	/* its digest */
+	char		 origin[CKPT_ORIGIN_LEN + 1];	/* "" until known */
 	/* counters for auditctl stats */
 	uint64_t	 events;
 	uint64_t	 batches;
@@ -76,6 +77,8 @@ int	 ckpt_make(const struct auditlog *, struct ckpt *);
 void	 ckpt_publish(const struct ckpt *);
 int	 ckpt_check(struct auditlog *, struct ckpt *, const char **,
 	    json_t **);
+int	 ckpt_origin_find(struct auditlog *);
+int	 ckpt_origin_record(struct auditlog *);
 
 /* writer.c */
 int	 writer_event(struct conn *, struct msg *, json_t *);

@@ -164,31 +164,32 @@ ckpt_make(const struct auditlog *l, struct ckpt *c)
 	memset(c, 0, sizeof(*c));
 	c->seq = l->seq;
 	memcpy(c->head, l->head, sizeof(c->head));
+	memcpy(c->origin, l->origin, sizeof(c->origin));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(c->time, sizeof(c->time), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return ckpt_sign(sign_key, c);
 }
 
-/* After the checkpoint record is durable: the file, then the witness. */
+/*
+ * After the checkpoint record is durable: the note to the file, then
+ * to the witness, which may cosign it.
+ */
 void
 ckpt_publish(const struct ckpt *c)
 {
 	const char *path = auditd_conf.auditd.checkpoint_file;
-	json_t *j;
-	char *s;
+	char note[CKPT_NOTE_MAX];
+	int n;
 
-	if ((j = ckpt_json(c)) == NULL || (s = cjson_dump(j)) == NULL) {
-		json_decref(j);
-		log_warnx("checkpoint: out of memory");
+	if ((n = ckpt_note(c, note, sizeof(note))) == -1) {
+		log_warnx("checkpoint of seq %" PRIu64 ": no note", c->seq);
 		return;
 	}
-	json_decref(j);
-	if (write_atomic(path, s, strlen(s)) == -1)
+	if (write_atomic(path, note, (size_t)n) == -1)
 		log_warn("%s: checkpoint of seq %" PRIu64 " not written", path,
 		    c->seq);
-	forward_send(&witness, "checkpoint", c->time, s, strlen(s));
-	free(s);
+	forward_send(&witness, "checkpoint", c->time, note, (size_t)n);
 }
 
 /* The digest of the record at seq in the current file; 0 when absent. */
@@ -243,7 +244,13 @@ ckpt_check(struct auditlog *l, struct ckpt *cp, const char **event,
 	}
 	*cp = c;
 	f.seq = c.seq;
-	if (c.seq > l->seq)
+	if (c.origin[0] != '\0' && l->origin[0] != '\0' &&
+	    strcmp(c.origin, l->origin) != 0) {
+		/* The file is another log than the one auditd signed. */
+		log_warnx("%s: names log %s, the checkpoint is of log %s",
+		    l->path, l->origin, c.origin);
+		*event = "log.rewritten";
+	} else if (c.seq > l->seq)
 		*event = "log.truncated";
 	else {
 		/* The checkpoint is usually within the last few lines. */
@@ -251,15 +258,70 @@ ckpt_check(struct auditlog *l, struct ckpt *cp, const char **event,
 		    -1 || alog_scan(l, off, find_cb, &f) == -1)
 			return -1;
 		/* Covered by a rotated file: nothing here to compare. */
-		if (!f.found || strcmp(f.digest, c.head) == 0)
+		if (!f.found || strcmp(f.digest, c.head) == 0) {
+			if (l->origin[0] == '\0')
+				memcpy(l->origin, c.origin, sizeof(l->origin));
 			return 0;
+		}
 		*event = "log.rewritten";
 	}
 	log_warnx("%s: %s: checkpoint signed seq %" PRIu64 " (%s), the log "
 	    "ends at seq %" PRIu64, l->path, *event, c.seq, c.head, l->seq);
-	*note = json_pack("{s:I, s:I, s:s*, s:o}", "seq_expected",
+	*note = json_pack("{s:I, s:I, s:s*, s:s*, s:s*, s:o}", "seq_expected",
 	    (json_int_t)c.seq, "seq_found", (json_int_t)l->seq,
-	    "digest_found", f.found ? f.digest : NULL, "checkpoint",
+	    "digest_found", f.found ? f.digest : NULL, "origin_found",
+	    l->origin[0] != '\0' ? l->origin : NULL, "origin",
+	    c.origin[0] != '\0' ? c.origin : NULL, "checkpoint",
 	    ckpt_json(&c));
+	/* The new segment goes on with the checkpoint's log. */
+	memcpy(l->origin, c.origin, sizeof(l->origin));
 	return 0;
+}
+
+static int
+origin_cb(const char *line, size_t len, void *arg)
+{
+	struct auditlog *l = arg;
+	const char *o;
+	json_t *j;
+
+	if (memmem(line, len, "\"origin\":", 9) == NULL ||
+	    (j = cjson_parse(line, len, NULL, 0)) == NULL)
+		return 0;
+	if ((o = ckpt_record_origin(j)) != NULL && ckpt_origin_ok(o))
+		strlcpy(l->origin, o, sizeof(l->origin));
+	json_decref(j);
+	return l->origin[0] != '\0';
+}
+
+/*
+ * The origin the current file names: in its first record when auditd
+ * made the file (audit.origin, audit.rotated, log.truncated ...), in a
+ * later audit.origin for a log from before origins.  1 when named.
+ */
+int
+ckpt_origin_find(struct auditlog *l)
+{
+	l->origin[0] = '\0';
+	if (alog_scan(l, 0, origin_cb, l) == -1)
+		return -1;
+	return l->origin[0] != '\0';
+}
+
+/*
+ * For a file that names no origin: the one the checkpoint gave, else a
+ * new one (a new log, or one from before origins), in an audit.origin
+ * record with the key that signs the log's checkpoints.
+ */
+int
+ckpt_origin_record(struct auditlog *l)
+{
+	char id[CKPT_KEYID_LEN + 1];
+
+	if ((l->origin[0] == '\0' && ckpt_origin_new(sign_key, l->origin) ==
+	    -1) || ckpt_key_id(sign_key, id) == -1)
+		return -1;
+	log_info("%s: log %s", l->path, l->origin);
+	return writer_own_event("audit.origin", json_pack("{s:s, s:s}",
+	    "origin", l->origin, "key_id", id));
 }

@@ -392,9 +392,9 @@ writer_rotate(const char *reason, char *old, size_t oldlen)
 		return -1;
 	}
 	log_info("%s: rotated (%s) to %s", auditd_log.path, reason, old);
-	if (writer_own_event("audit.rotated", json_pack("{s:s, s:s, s:I}",
+	if (writer_own_event("audit.rotated", json_pack("{s:s, s:s, s:I, s:s}",
 	    "reason", reason, "previous_file", basename(old), "previous_seq",
-	    (json_int_t)last)) == -1)
+	    (json_int_t)last, "origin", auditd_log.origin)) == -1)
 		return -1;
 	writer_commit();
 	return 0;

@@ -82,7 +82,7 @@ tail_follow_stats_body()
 	as_conf
 	as_start auditd
 	emit -n 12 -e sandbox.started >/dev/null
-	atf_check -o match:"^.*Z #12 runnerd sandbox.started req-0000000000000001 \{\}$" \
+	atf_check -o match:"^.*Z #13 runnerd sandbox.started req-0000000000000001 \{\}$" \
 	    "$(as_bin auditctl)" -f conf.yaml tail -n 1
 	atf_check -o inline:"3\n" sh -c "$(as_bin auditctl) -f conf.yaml tail -n 3 | wc -l"
 	"$(as_bin auditctl)" -f conf.yaml -j tail -f -n 0 > follow.txt &
@@ -95,9 +95,9 @@ tail_follow_stats_body()
 	done
 	kill $fpid
 	atf_check -o inline:"2\n" sh -c "grep -c '\"event\":\"tool.result\",.*\"request_id\":\"req-0000000000000077\"' follow.txt"
-	atf_check -o match:'"events":14' -o match:'"seq":14' -o match:'"followers":0' \
+	atf_check -o match:'"events":15' -o match:'"seq":15' -o match:'"followers":0' \
 	    "$(as_bin auditctl)" -f conf.yaml -j stats
-	atf_check -o match:'^seq: 14$' -o match:'^head: [0-9a-f]{64}$' \
+	atf_check -o match:'^seq: 15$' -o match:'^head: [0-9a-f]{64}$' \
 	    "$(as_bin auditctl)" -f conf.yaml stats
 	alive
 	as_stop
@@ -129,7 +129,8 @@ readers_writers_body()
 	atf_check -s exit:1 -e match:"AUDIT_EVENT: not allowed for uid" \
 	    python3 "$EMIT" "$AS_RUN/audit.sock" -n 1
 	# Reading still works; the refused event left no record.
-	atf_check -o match:"#1 runnerd" -o match:"#2 auditd log.checkpoint" -o not-match:"#3" \
+	atf_check -o match:"#1 auditd audit.origin" -o match:"#2 runnerd" \
+	    -o match:"#3 auditd log.checkpoint" -o not-match:"#4" \
 	    "$(as_bin auditctl)" -f conf.yaml tail
 	as_stop
 }
@@ -169,15 +170,15 @@ scrub_live_cleanup()
 	as_kill_all
 }
 
-# Ten records, auditd stopped, verify happy.
+# The log's origin and ten records, auditd stopped, verify happy.
 ten_records()
 {
 	as_conf
 	as_start auditd
 	emit -n 10 >/dev/null
 	as_stop
-	atf_check -o match:"chain intact: 11 records, seq 1..11" \
-	    -o match:"checkpoints: 1 signed, the latest \(seq 10\) reached" \
+	atf_check -o match:"chain intact: 12 records, seq 1..12" \
+	    -o match:"checkpoints: 1 signed, the latest \(seq 11\) reached" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	cp var/audit.jsonl good.jsonl
 }
@@ -220,12 +221,12 @@ open("flip.jsonl", "wb").write(b"\n".join(l))'
 	atf_check -s exit:2 -o match:"^junk.jsonl:8: seq 8: not valid JSON" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f junk.jsonl
 	printf '{"daemon":"run' >> good.jsonl
-	atf_check -s exit:2 -o match:"^good.jsonl:12: seq 12: torn" \
+	atf_check -s exit:2 -o match:"^good.jsonl:13: seq 13: torn" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f good.jsonl
 	atf_check -s exit:1 -o match:"No such file" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f missing.jsonl
 	# Without -f: the configured log.
-	atf_check -o match:"chain intact: 11 records" "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -o match:"chain intact: 12 records" "$(as_bin auditctl)" -f conf.yaml verify
 }
 
 atf_test_case verify_live cleanup
@@ -238,32 +239,32 @@ verify_live_body()
 	as_conf
 	as_start auditd
 	emit -n 5 >/dev/null
-	atf_check -o match:"chain intact: 5 records" -o match:"auditd's head" \
+	atf_check -o match:"chain intact: 6 records" -o match:"auditd's head" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	cp var/audit.jsonl good.jsonl
 	# In place (auditd keeps its descriptor): flip a bit of the last record.
 	python3 -c '
 l = open("good.jsonl", "rb").read().split(b"\n")
-i = l[4].index(b"\"event\":\"t") + 10
-l[4] = l[4][:i] + bytes([l[4][i] ^ 1]) + l[4][i + 1:]
+i = l[5].index(b"\"event\":\"t") + 10
+l[5] = l[5][:i] + bytes([l[5][i] ^ 1]) + l[5][i + 1:]
 open("var/audit.jsonl", "wb").write(b"\n".join(l))'
-	atf_check -s exit:2 -o match:"audit.jsonl:5: seq 5: altered: its digest is not auditd's head" \
+	atf_check -s exit:2 -o match:"audit.jsonl:6: seq 6: altered: its digest is not auditd's head" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	sed '$d' good.jsonl > var/audit.jsonl.new
 	cat var/audit.jsonl.new > var/audit.jsonl
-	atf_check -s exit:3 -o match:"audit.jsonl:4: seq 4: truncated: records after this one are missing: auditd wrote up to seq 5" \
+	atf_check -s exit:3 -o match:"audit.jsonl:5: seq 5: truncated: records after this one are missing: auditd wrote up to seq 6" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	# A forged record that links correctly is still not auditd's.
 	python3 -c '
 import hashlib, json
-last = open("good.jsonl", "rb").read().split(b"\n")[4]
+last = open("good.jsonl", "rb").read().split(b"\n")[5]
 r = json.loads(last)
-r.update(seq=6, prev=hashlib.sha256(last).hexdigest(), event="tool.result")
+r.update(seq=7, prev=hashlib.sha256(last).hexdigest(), event="tool.result")
 open("var/audit.jsonl", "wb").write(open("good.jsonl", "rb").read() +
     json.dumps(r, sort_keys=True, separators=(",", ":")).encode() + b"\n")'
-	atf_check -s exit:2 -o match:"audit.jsonl:6: seq 6: not written by auditd, whose last record is seq 5" \
+	atf_check -s exit:2 -o match:"audit.jsonl:7: seq 7: not written by auditd, whose last record is seq 6" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
-	atf_check -o match:"chain intact: 6 records" "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	atf_check -o match:"chain intact: 7 records" "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	cat good.jsonl > var/audit.jsonl
 	atf_check -o match:"auditd's head" "$(as_bin auditctl)" -f conf.yaml verify
 	alive
@@ -288,10 +289,10 @@ torn_tail_body()
 	printf '{"daemon":"runnerd","event":"tool.re' >> var/audit.jsonl
 	as_start auditd
 	emit -n 1 -e tool.result >/dev/null
-	atf_check -o match:"#6 auditd audit.recovered - .*\"truncated_bytes\":36" \
-	    -o match:"#7 runnerd tool.result" \
+	atf_check -o match:"#7 auditd audit.recovered - .*\"truncated_bytes\":36" \
+	    -o match:"#8 runnerd tool.result" \
 	    "$(as_bin auditctl)" -f conf.yaml tail -n 2
-	atf_check -o match:"chain intact: 7 records" \
+	atf_check -o match:"chain intact: 8 records" \
 	    "$(as_bin auditctl)" -f conf.yaml verify
 	alive
 	as_stop
@@ -328,10 +329,10 @@ kill9_under_load_body()
 	acked=$(cat acked.* | sort -n | tail -1)
 	[ -n "$acked" ] || atf_fail "no event was acknowledged"
 	as_start auditd
-	# Every acknowledged seq is on disk.
-	for s in $(cat acked.*); do echo "$s"; done | sort -n > want
+	# Every acknowledged seq is on disk (comm wants sort's order).
+	for s in $(cat acked.*); do echo "$s"; done | sort > want
 	atf_check -o match:"chain intact" "$(as_bin auditctl)" -f conf.yaml verify
-	grep -o '"seq":[0-9]*' var/audit.jsonl | cut -d: -f2 | sort -n > have
+	grep -o '"seq":[0-9]*' var/audit.jsonl | cut -d: -f2 | sort > have
 	atf_check -o empty comm -23 want have
 	alive
 	as_stop
@@ -366,10 +367,16 @@ rotation_body()
 	for f in $(ls var/audit.jsonl.* | sort) var/audit.jsonl; do
 		args="$args -f $f"
 	done
-	atf_check -o match:"chain intact: $((40 + 1 + n)) records, seq 1\.\.$((41 + n)) in $((n + 1)) files" \
+	atf_check -o match:"chain intact: $((1 + 40 + 1 + n)) records, seq 1\.\.$((42 + n)) in $((n + 1)) files" \
 	    "$(as_bin auditctl)" -f conf.yaml verify $args
 	# Each new file starts with audit.rotated linking to the old one.
 	atf_check -o match:'"event":"audit.rotated"' head -1 var/audit.jsonl
+	# One log across the files: the first record of each names its origin.
+	for f in var/audit.jsonl*; do
+		head -1 "$f" | grep -o '"origin":"[^"]*"' || echo "none: $f"
+	done | sort | uniq -c > origins
+	atf_check -o match:"^ *$((n + 1)) \"origin\":\"agent-sandbox/audit/" \
+	    -o inline:"$(head -1 origins)\n" cat origins
 	atf_check -s exit:0 -o match:"first record links to an earlier file" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	alive

@@ -17,13 +17,20 @@ auditd_pid()
 	awk '$2 == "auditd" { p = $1 } END { print p }' pids
 }
 
-# n records, then a stop: the last one is the shutdown checkpoint.
+# The log's origin (seq 1) and n records, then a stop: the last one is
+# the shutdown checkpoint.
 logged()
 {
 	as_conf
 	as_start auditd
 	emit -n "$1" >/dev/null
 	as_stop
+}
+
+# The origin a log's first record names.
+origin_of()
+{
+	sed -n '1s/.*"origin":"\([^"]*\)".*/\1/p' "$1"
 }
 
 # Recomputes every seq and prev from the first line on, as an intruder
@@ -54,12 +61,12 @@ truncated_stopped_body()
 	logged 30
 	head -20 var/audit.jsonl > t && cat t > var/audit.jsonl
 	atf_check -s exit:3 -e ignore \
-	    -o match:"truncated: the log ends at seq 20, a checkpoint signed seq 30" "$(as_bin auditctl)" -f conf.yaml verify
+	    -o match:"truncated: the log ends at seq 20, a checkpoint signed seq 31" "$(as_bin auditctl)" -f conf.yaml verify
 	as_start auditd
-	atf_check -o match:'^#[0-9]+ auditd log.truncated .*"seq_expected":30,"seq_found":20' \
+	atf_check -o match:'^#[0-9]+ auditd log.truncated .*"seq_expected":31,"seq_found":20' \
 	    sh -c "$(as_bin auditctl) -f conf.yaml tail -n 1 | cut -d' ' -f2-"
-	# The new segment goes on from the checkpoint: seq 31 links to it.
-	atf_check -o match:'"seq":31' -o match:'"previous_file":"audit.jsonl.000000000020"' \
+	# The new segment goes on from the checkpoint: seq 32 links to it.
+	atf_check -o match:'"seq":32' -o match:'"previous_file":"audit.jsonl.000000000020"' \
 	    head -1 var/audit.jsonl
 	atf_check -o match:"chain intact" -o match:"first record links to an earlier file" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
@@ -101,7 +108,7 @@ truncated_running_body()
 	as_start auditd
 	emit -n 8 >/dev/null
 	head -5 var/audit.jsonl > t && cat t > var/audit.jsonl
-	atf_check -s exit:3 -e ignore -o match:"truncated: .*auditd wrote up to seq 8" "$(as_bin auditctl)" -f conf.yaml verify
+	atf_check -s exit:3 -e ignore -o match:"truncated: .*auditd wrote up to seq 9" "$(as_bin auditctl)" -f conf.yaml verify
 	as_stop
 }
 truncated_running_cleanup()
@@ -119,16 +126,16 @@ rewrite_body()
 	logged 10
 	sed -i '4s/"event":"tool.request"/"event":"tool.nothing"/' var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 11 does not match" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	# Without the checkpoint records the checkpoint file still knows.
 	grep -v log.checkpoint var/audit.jsonl > t && cat t > var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 10 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 11 does not match" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	# auditd sees it too at start, and goes on from the checkpoint.
 	as_start auditd
-	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":11' \
+	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":12' \
 	    head -1 var/audit.jsonl
 	as_stop
 }
@@ -150,13 +157,14 @@ bad_signature_body()
 	python3 -c '
 import sys
 l = open("good.jsonl").read().splitlines()
-l[5] = l[5].replace("\"sig\":\"", "\"sig\":\"AAAA", 1).replace("AAAA" + l[5].split("\"sig\":\"")[1][:4], "AAAA", 1)
+l[6] = l[6].replace("\"sig\":\"", "\"sig\":\"AAAA", 1).replace("AAAA" + l[6].split("\"sig\":\"")[1][:4], "AAAA", 1)
 open("var/audit.jsonl", "w").write("\n".join(l) + "\n")'
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"forged: checkpoint at seq 5: bad signature" \
+	atf_check -s exit:2 -o match:"forged: checkpoint at seq 6: bad signature" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -k audit-checkpoint.pub -c ckpt/checkpoint.json
 	cp good.jsonl var/audit.jsonl
-	sed -i 's/"sig":"..../"sig":"AAAA/' ckpt/checkpoint.json
+	# Four characters of the signature, past the note's key hash.
+	sed -i '$s/\(.* .\{8\}\)..../\1AAAA/' ckpt/checkpoint.json
 	atf_check -s exit:2 -o match:"forged: the checkpoint file's signature does not hold" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 }
@@ -177,11 +185,11 @@ checkpoint_age_body()
 	as_start auditd
 	emit -n 5 >/dev/null
 	as_stop
-	atf_check -o match:"chain intact: 12 records" -o match:"the latest \(seq 5\) reached" \
+	atf_check -o match:"chain intact: 13 records" -o match:"the latest \(seq 6\) reached" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl -c old.json
 	# A log replaced by an older copy of itself.
 	head -6 var/audit.jsonl > older.jsonl
-	atf_check -s exit:3 -o match:"truncated: the log ends at seq 6, a checkpoint signed seq 11" \
+	atf_check -s exit:3 -o match:"truncated: the log ends at seq 6, a checkpoint signed seq 12" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f older.jsonl
 	cp older.jsonl var/audit.jsonl
 	as_start auditd
@@ -226,7 +234,13 @@ spliced_body()
 	sed '3r rec' a.jsonl > var/audit.jsonl
 	atf_check -s exit:2 -o match:"seq 3: " "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 	rechain var/audit.jsonl
-	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 6 does not match" \
+	atf_check -s exit:2 -o match:"rewritten: checkpoint at seq 7 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# Another log's origin record, rechained, names another log.
+	sed -n 1p other/var/audit.jsonl > rec
+	sed '3r rec' a.jsonl > var/audit.jsonl
+	rechain var/audit.jsonl
+	atf_check -s exit:2 -o match:"^var/audit.jsonl:4: seq 4: spliced: names log agent-sandbox/audit/[0-9a-f/]+, the records before are of log" \
 	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
 }
 spliced_cleanup()
@@ -238,7 +252,7 @@ spliced_cleanup()
 atf_test_case sink cleanup
 sink_head()
 {
-	atf_set "descr" "each checkpoint goes to the syslog socket as an RFC 5424 message"
+	atf_set "descr" "each checkpoint goes to the syslog socket as an RFC 5424 message whose text is the checkpoint's note"
 	atf_set "timeout" "30"
 }
 sink_body()
@@ -258,8 +272,21 @@ open("sink.txt", "wb").write(s.recv(4096))' &
 	as_start auditd
 	emit -n 4 >/dev/null
 	wait $sink
-	atf_check -o match:'^<110>1 [0-9T:-]+Z - auditd [0-9]+ checkpoint - \{"head":"[0-9a-f]{64}","key_id":"[0-9a-f]{16}","seq":3,"sig":"' \
-	    cat sink.txt
+	atf_check -o match:'^<110>1 [0-9T:-]+Z - auditd [0-9]+ checkpoint - agent-sandbox/audit/[0-9a-f]{16}/[0-9a-f]{32}$' \
+	    head -1 sink.txt
+	# After the header, the note: seq 3 covers the origin and two events.
+	python3 - sink.txt var/audit.jsonl <<'PY' || atf_fail "the witness's note"
+import base64, json, sys
+msg = open(sys.argv[1], "rb").read()
+note = msg[msg.index(b" - ", msg.index(b" checkpoint ")) + 3:]
+recs = open(sys.argv[2], "rb").read().split(b"\n")
+origin = json.loads(recs[0])["fields"]["origin"].encode()
+body, sig = note.split(b"\n\n")
+assert body.split(b"\n") == [origin, b"3", base64.b64encode(
+    bytes.fromhex(json.loads(recs[3])["prev"]))], body
+assert sig.startswith("\u2014 ".encode() + origin + b" ") and \
+    sig.endswith(b"\n") and len(base64.b64decode(sig.split()[2])) == 68, sig
+PY
 	as_stop
 }
 sink_cleanup()
@@ -344,8 +371,180 @@ forward_cleanup()
 	as_kill_all
 }
 
+atf_test_case other_log cleanup
+other_log_head()
+{
+	atf_set "descr" "a copy of another suite's log checked with this suite's configuration: its checkpoint and key are another log's, said so with exit 4; tampered is still tampered"
+}
+other_log_body()
+{
+	logged 3
+	mkdir other && (cd other && logged 4)
+	cp other/var/audit.jsonl copy.jsonl
+	mine=$(origin_of var/audit.jsonl)
+	theirs=$(origin_of copy.jsonl)
+	atf_check -s exit:4 -o match:"^copy.jsonl:0: seq 6: checkpoint is of log $mine; this log is $theirs$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+	atf_check -s exit:4 -o match:'"kind":"other_log"' \
+	    "$(as_bin auditctl)" -f conf.yaml -j verify -f copy.jsonl
+	# Its own checkpoint, but our key: the log names its key.
+	atf_check -s exit:4 -o match:"this log is $theirs, signed by key [0-9a-f]{16}; the key given is [0-9a-f]{16}$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl -c other/ckpt/checkpoint.json
+	atf_check -o match:"chain intact: 6 records" -o match:"log: $theirs" \
+	    -o match:"the latest \(seq 5\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl \
+	    -k other/audit-checkpoint.pub -c other/ckpt/checkpoint.json
+	sed -i '3s/"event":"tool.request"/"event":"tool.nothing"/' copy.jsonl
+	atf_check -s exit:2 -o match:"^copy.jsonl:3: seq 3: altered" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+	rechain copy.jsonl
+	atf_check -s exit:2 -o match:"^copy.jsonl:6: seq 6: rewritten: checkpoint at seq 5 does not match" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f copy.jsonl
+}
+other_log_cleanup()
+{
+	as_kill_all
+	(cd other 2>/dev/null && as_kill_all)
+}
+
+atf_test_case no_config cleanup
+no_config_head()
+{
+	atf_set "descr" "verify -f without a configuration checks the chain alone and says that no checkpoint was compared"
+}
+no_config_body()
+{
+	logged 2
+	atf_check -s exit:1 -o match:"chain intact: 4 records" \
+	    -o match:"checkpoints: 0 signed; no checkpoint compared" \
+	    -e match:"no configuration \(none.yaml\): the chain alone is checked" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f var/audit.jsonl
+	atf_check -s exit:1 -o match:'"checkpoint_compared":false' -e ignore \
+	    "$(as_bin auditctl)" -f none.yaml -j verify -f var/audit.jsonl
+	atf_check -o match:"checkpoints: 1 signed, the latest \(seq 3\) reached$" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f var/audit.jsonl \
+	    -k audit-checkpoint.pub -c ckpt/checkpoint.json
+}
+no_config_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case note_form cleanup
+note_form_head()
+{
+	atf_set "descr" "the checkpoint file is a C2SP signed note any Ed25519 verifier checks; a witness's cosignature beside ours is left alone"
+}
+note_form_body()
+{
+	logged 3
+	python3 - ckpt/checkpoint.json audit-checkpoint.pub var/audit.jsonl <<'PY' || atf_fail "not our note"
+import base64, hashlib, json, subprocess, sys
+note = open(sys.argv[1], "rb").read()
+pub = subprocess.run(["openssl", "pkey", "-pubin", "-in", sys.argv[2],
+    "-outform", "DER"], check=True, capture_output=True).stdout[-32:]
+recs = open(sys.argv[3], "rb").read().split(b"\n")
+origin = json.loads(recs[0])["fields"]["origin"].encode()
+text, sigs = note.split(b"\n\n")
+text += b"\n"
+assert text == b"%s\n4\n%s\n" % (origin, base64.b64encode(
+    hashlib.sha256(recs[3]).digest())), text
+dash, name, sig = sigs.decode().split()
+assert dash == "\u2014" and name == origin.decode(), sigs
+raw = base64.b64decode(sig)
+assert raw[:4] == hashlib.sha256(origin + b"\n\x01" + pub).digest()[:4]
+open("text", "wb").write(text)
+open("sig", "wb").write(raw[4:])
+PY
+	atf_check -o match:"Signature Verified Successfully" openssl pkeyutl \
+	    -verify -pubin -inkey audit-checkpoint.pub -rawin -in text -sigfile sig
+	printf '\342\200\224 witness.example/w1 %s\n' \
+	    "$(head -c 68 /dev/urandom | base64 -w 0)" >> ckpt/checkpoint.json
+	atf_check -o match:"checkpoints: 1 signed, the latest \(seq 4\) reached$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+	# auditd reads it back at start: no truncation, no rewrite.
+	as_start auditd
+	as_stop
+	atf_check -o inline:"5\n" sh -c "wc -l < var/audit.jsonl"
+}
+note_form_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case old_form cleanup
+old_form_head()
+{
+	atf_set "descr" "a log and checkpoint from before origins (JSON, v1) still verify; auditd gives that log its origin at its next start, once"
+}
+old_form_body()
+{
+	fx="$(atf_get_srcdir)/oldlog"
+	atf_check -o match:"chain intact: 10 records" \
+	    -o match:"checkpoints: 3 signed, the latest \(seq 9\) reached$" \
+	    "$(as_bin auditctl)" -f none.yaml verify -f "$fx/audit.jsonl" \
+	    -k "$fx/audit-checkpoint.pub" -c "$fx/checkpoint.json"
+	as_conf
+	mkdir ckpt
+	cp "$fx/audit.jsonl" var/
+	cp "$fx/checkpoint.json" "$fx/checkpoint.key" ckpt/
+	cp "$fx/audit-checkpoint.pub" .
+	as_start auditd
+	emit -n 2 >/dev/null
+	as_stop
+	atf_check -o match:'"event":"audit.origin","fields":\{"key_id":"e31fa41c93b05ccf","origin":"agent-sandbox/audit/e31fa41c93b05ccf/[0-9a-f]{32}"\},.*"seq":11,' \
+	    sed -n 11p var/audit.jsonl
+	atf_check -o match:"chain intact: 14 records" -o match:"log: agent-sandbox/audit/e31fa41c93b05ccf/" \
+	    -o match:"checkpoints: 4 signed, the latest \(seq 13\) reached$" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_start auditd
+	emit -n 1 >/dev/null
+	as_stop
+	atf_check -o inline:"1\n" grep -c audit.origin var/audit.jsonl
+}
+old_form_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case origin_restart cleanup
+origin_restart_head()
+{
+	atf_set "descr" "auditd at start: a log naming another origin than its checkpoint is moved aside (log.rewritten) and the new segment goes on as the checkpoint's log"
+}
+origin_restart_body()
+{
+	logged 3
+	mine=$(origin_of var/audit.jsonl)
+	cp ckpt/checkpoint.json first.note
+	rm var/audit.jsonl ckpt/checkpoint.json
+	logged 3
+	theirs=$(origin_of var/audit.jsonl)
+	[ "$mine" != "$theirs" ] || atf_fail "one origin for two logs"
+	cp first.note ckpt/checkpoint.json
+	atf_check -s exit:4 -o match:"checkpoint is of log $mine; this log is $theirs" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_start auditd
+	as_stop
+	atf_check -o match:'"event":"log.rewritten"' -o match:'"seq":5,' \
+	    -o match:"\"origin\":\"$mine\"" -o match:"\"origin_found\":\"$theirs\"" \
+	    head -1 var/audit.jsonl
+	atf_check -o match:"chain intact" -o match:"log: $mine" \
+	    -o match:"the latest \(seq 5\) reached" \
+	    "$(as_bin auditctl)" -f conf.yaml verify -f var/audit.jsonl
+}
+origin_restart_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case other_log
+	atf_add_test_case no_config
+	atf_add_test_case note_form
+	atf_add_test_case old_form
+	atf_add_test_case origin_restart
 	atf_add_test_case forward
 	atf_add_test_case truncated_stopped
 	atf_add_test_case truncated_refuse

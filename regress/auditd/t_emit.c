@@ -183,13 +183,13 @@ ATF_TC_BODY(acked_and_written, tc)
 	client_init("runnerd");
 	ATF_REQUIRE(audit_emit("tool.request", 0x1234, json_pack("{s:s, s:s}",
 	    "tool", "k8s_get_pod_status", "token", "hunter2")) == 0);
-	/* Acknowledged means already in the file. */
+	/* Acknowledged means already in the file, after the log's origin. */
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl",
 	    "\"daemon\":\"runnerd\",\"event\":\"tool.request\","
 	    "\"fields\":{\"token\":\"<redacted>\",\"tool\":"
 	    "\"k8s_get_pod_status\"}"), 1);
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl",
-	    "\"request_id\":\"req-0000000000001234\",\"seq\":1,"), 1);
+	    "\"request_id\":\"req-0000000000001234\",\"seq\":2,"), 1);
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "hunter2"), 0);
 	stop_auditd(pid);
 }
@@ -242,7 +242,8 @@ ATF_TC_BODY(refused, tc)
 	    "\"request_id\":\"req-0000000000000001\",\"writer\":\"R\\n\","
 	    "\"seq\":1}", 1, -2);
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), 0);
-	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
+	/* The log's audit.origin and the one event. */
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 2);
 	stop_auditd(pid);
 }
 
@@ -260,7 +261,8 @@ ATF_TC_BODY(reader_cannot_write, tc)
 	pid = start_auditd(tc);
 	client_init("runnerd");
 	ATF_CHECK_EQ(audit_emit("tool.request", 1, NULL), -1);
-	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 0);
+	/* The log's audit.origin alone. */
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 1);
 	stop_auditd(pid);
 }
 
@@ -297,7 +299,10 @@ ATF_TC_BODY(group_commit, tc)
 		failed += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 	}
 	ATF_CHECK_EQ(failed, 0);
-	/* Every event, and the checkpoints auditd signs among them. */
+	/*
+	 * Every event, and the log's origin and the checkpoints auditd
+	 * signs among them.
+	 */
 	ATF_CHECK_EQ(count_lines("var/audit.jsonl", "\"daemon\":\"runnerd\""),
 	    WRITERS * PER_WRITER);
 	ATF_CHECK_EQ(auditctl(tc, "verify", out, sizeof(out)), 0);
@@ -305,8 +310,8 @@ ATF_TC_BODY(group_commit, tc)
 	stats = cjson_parse(out, strlen(out), err, sizeof(err));
 	ATF_REQUIRE_MSG(stats != NULL, "%s: %s", out, err);
 	ATF_CHECK_EQ(json_integer_value(json_object_get(stats, "events")),
-	    WRITERS * PER_WRITER + (long long)count_lines("var/audit.jsonl",
-	    "\"event\":\"log.checkpoint\""));
+	    WRITERS * PER_WRITER + 1 + (long long)count_lines(
+	    "var/audit.jsonl", "\"event\":\"log.checkpoint\""));
 	/* Fewer syncs than events: events did share a commit. */
 	ATF_CHECK_MSG(json_integer_value(json_object_get(stats, "batches")) <
 	    WRITERS * PER_WRITER, "%s", out);
@@ -355,7 +360,7 @@ ATF_TC_BODY(disk_full, tc)
 	/* Space again: auditd goes on, the chain whole. */
 	ATF_REQUIRE(unlink("var/filler") == 0);
 	ATF_CHECK_EQ(audit_emit("tool.request", 3, NULL), 0);
-	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 2);
+	ATF_CHECK_EQ(count_lines("var/audit.jsonl", NULL), 3);
 	stop_auditd(pid);
 }
 ATF_TC_CLEANUP(disk_full, tc)
