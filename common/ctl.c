@@ -1,9 +1,12 @@
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cjson.h"
 #include "ctl.h"
+#include "escape.h"
 #include "log.h"
 #include "sock.h"
 
@@ -29,6 +32,7 @@ int
 ctl_error(const struct msg *m)
 {
 	const struct msg_error *e;
+	char *text;
 
 	if (m->hdr.type != MSG_ERROR)
 		return 0;
@@ -37,7 +41,12 @@ ctl_error(const struct msg *m)
 		return 1;
 	}
 	e = (const struct msg_error *)m->data;
-	log_warnx("%.*s", (int)sizeof(e->text), e->text);
+	/* A reason may quote what the agent sent. */
+	if ((text = esc_text(e->text, strnlen(e->text, sizeof(e->text)),
+	    0)) == NULL)
+		fatalx("out of memory");
+	log_warnx("%s", text);
+	free(text);
 	return 1;
 }
 
@@ -155,4 +164,58 @@ ctl_str(const json_t *j, const char *key)
 	const char *s = json_string_value(json_object_get(j, key));
 
 	return s != NULL ? s : "-";
+}
+
+static char *
+escaped(const char *s, int flags)
+{
+	char *e;
+
+	if ((e = esc_text(s, strlen(s), flags)) == NULL)
+		fatalx("out of memory");
+	return e;
+}
+
+/* Text from a reply on stdout, escaped, padded to width columns. */
+void
+ctl_put(const char *s, int width)
+{
+	char *e = escaped(s, 0);
+
+	printf("%-*s", width, e);
+	free(e);
+}
+
+/*
+ * Multi-line text (a plan's), escaped, each line after prefix: no line
+ * of it can pass for one of the tool's own.
+ */
+void
+ctl_put_lines(const char *text, const char *prefix)
+{
+	char *e = escaped(text, ESC_LINES), *line;
+	size_t len;
+
+	for (line = e; *line != '\0'; line += len + (line[len] == '\n')) {
+		len = strcspn(line, "\n");
+		printf("%s%.*s\n", prefix, (int)len, line);
+	}
+	free(e);
+}
+
+/*
+ * j as compact JSON on stdout; jansson escapes C0 controls, this DEL,
+ * C1 and the bidi controls too.  Nothing for no j.
+ */
+void
+ctl_put_json(const json_t *j)
+{
+	char *s, *e;
+
+	if ((s = cjson_dump(j)) == NULL)
+		return;
+	e = escaped(s, ESC_JSON);
+	fputs(e, stdout);
+	free(e);
+	free(s);
 }
