@@ -246,6 +246,58 @@ many_files_cleanup()
 	as_kill_all
 }
 
+atf_test_case hostile_text cleanup
+hostile_text_head()
+{
+	atf_set "descr" "a replace whose values, names and outputs draw an update in place is shown escaped by approvalctl, its verdict last"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+hostile_text_body()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	# Terraform escapes a one-line string but prints a multi-line one
+	# as it is: up eight lines, erase, and an update in place drawn.
+	mkdir -p tf/m
+	cat > tf/m/main.tf <<'TF'
+variable "v" {
+  default = "one"
+}
+locals {
+  draw = "\u001b[8A\u001b[J  ~ update in-place\r\u009b2K\u202e"
+}
+resource "terraform_data" "x" {
+  for_each         = toset(["k\u001b[1A\u2066"])
+  triggers_replace = var.v
+  input            = "a\n${local.draw}\nPlan: 0 to add, 1 to change, 0 to destroy."
+}
+output "o" {
+  value = "b\n${local.draw}\u007f"
+}
+TF
+	as_tf_suite "[m]"
+	apply_ok m
+	echo 'v = "two"' > tf/m/m.auto.tfvars
+	id=$(as_call terraform_apply '{"working_dir":"m"}' | as_field approval_id)
+	case $id in apr-*) ;; *) atf_fail "no pending approval: $id" ;; esac
+	atf_check -o save:show.txt "$(as_bin approvalctl)" -f conf.yaml show "$id"
+	atf_check -o save:show.json "$(as_bin approvalctl)" -f conf.yaml -j \
+	    show "$id"
+	as_no_raw_controls show.txt || atf_fail "raw controls in show"
+	as_no_raw_controls show.json || atf_fail "raw controls in show -j"
+	grep -qF '\x1b[8A\x1b[J  ~ update in-place\x0d\u009b2K\u202e' \
+	    show.txt || atf_fail "show: $(cat show.txt)"
+	tail -n 2 show.txt > verdict.txt
+	atf_check -o match:"^plan: .*1 to replace  \\(DESTRUCTIVE\\)$" \
+	    -o match:"^  !! delete\\+create  terraform_data.x" cat verdict.txt
+	as_stop
+}
+hostile_text_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case scenario
@@ -254,4 +306,5 @@ atf_init_test_cases()
 	atf_add_test_case phase_scopes
 	atf_add_test_case terraform_errors
 	atf_add_test_case many_files
+	atf_add_test_case hostile_text
 }
