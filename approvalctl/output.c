@@ -1,7 +1,5 @@
 /* approvalctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "approvalctl.h"
 #include "ctl.h"
