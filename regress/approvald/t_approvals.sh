@@ -287,6 +287,12 @@ escapes_body()
 	atf_check -o inline:"0\n" -s exit:1 grep -c "^plan: .* 1 to update" show.txt
 	atf_check -o match:"^  !! delete\\+create  terraform_data.app\\[" \
 	    tail -n 1 show.txt
+	# approvald's refusal quotes what it was given, escaped too.
+	atf_check -s exit:1 -e save:refused.txt \
+	    $CTL show "$(printf 'apr-\033[2K\302\233x')"
+	as_no_raw_controls refused.txt || atf_fail "the refusal is raw"
+	grep -qF 'approval apr-\x1b[2K\u009bx is unknown' refused.txt ||
+	    atf_fail "refusal: $(cat refused.txt)"
 	# JSON escapes them and keeps every character.
 	atf_check python3 -c 'import json, sys
 sent = json.load(open("sent.json"))
