@@ -27,6 +27,16 @@ ctl_open(struct channel *ch, const char *conffile, const char *sockname,
 	channel_init(ch, fd);
 }
 
+static char *
+escaped(const char *s, size_t len, int flags)
+{
+	char *e;
+
+	if ((e = esc_text(s, len, flags)) == NULL)
+		fatalx("out of memory");
+	return e;
+}
+
 /* A MSG_ERROR reply: prints the daemon's reason and returns 1. */
 int
 ctl_error(const struct msg *m)
@@ -42,9 +52,7 @@ ctl_error(const struct msg *m)
 	}
 	e = (const struct msg_error *)m->data;
 	/* A reason may quote what the agent sent. */
-	if ((text = esc_text(e->text, strnlen(e->text, sizeof(e->text)),
-	    0)) == NULL)
-		fatalx("out of memory");
+	text = escaped(e->text, strnlen(e->text, sizeof(e->text)), 0);
 	log_warnx("%s", text);
 	free(text);
 	return 1;
@@ -166,21 +174,12 @@ ctl_str(const json_t *j, const char *key)
 	return s != NULL ? s : "-";
 }
 
-static char *
-escaped(const char *s, int flags)
-{
-	char *e;
-
-	if ((e = esc_text(s, strlen(s), flags)) == NULL)
-		fatalx("out of memory");
-	return e;
-}
 
 /* Text from a reply on stdout, escaped, padded to width columns. */
 void
 ctl_put(const char *s, int width)
 {
-	char *e = escaped(s, 0);
+	char *e = escaped(s, strlen(s), 0);
 
 	printf("%-*s", width, e);
 	free(e);
@@ -193,7 +192,7 @@ ctl_put(const char *s, int width)
 void
 ctl_put_lines(const char *text, const char *prefix)
 {
-	char *e = escaped(text, ESC_LINES), *line;
+	char *e = escaped(text, strlen(text), ESC_LINES), *line;
 	size_t len;
 
 	for (line = e; *line != '\0'; line += len + (line[len] == '\n')) {
@@ -214,7 +213,7 @@ ctl_put_json(const json_t *j)
 
 	if ((s = cjson_dump(j)) == NULL)
 		return;
-	e = escaped(s, ESC_JSON);
+	e = escaped(s, strlen(s), ESC_JSON);
 	fputs(e, stdout);
 	free(e);
 	free(s);
