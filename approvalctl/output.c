@@ -1,29 +1,35 @@
 /* approvalctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "approvalctl.h"
 #include "ctl.h"
 
+/* label, then the string at key, escaped, then the end of the line. */
 static void
-print_compact(const json_t *j)
+text_line(const char *label, const json_t *e, const char *key)
 {
-	char *s;
-
-	if ((s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
-	    JSON_ENCODE_ANY)) == NULL)
-		return;
-	fputs(s, stdout);
-	free(s);
+	fputs(label, stdout);
+	ctl_put(ctl_str(e, key), 0);
+	putchar('\n');
 }
 
 static void
 text_row(const json_t *e)
 {
-	printf("%-36s  %-8s  %-18s  %-20s  ", ctl_str(e, "approval_id"),
-	    ctl_str(e, "state"), ctl_str(e, "tool"), ctl_str(e, "expires_at"));
-	print_compact(json_object_get(e, "arguments"));
+	static const struct {
+		const char	*key;
+		int		 width;
+	} cells[] = {
+		{ "approval_id", 36 }, { "state", 8 }, { "tool", 18 },
+		{ "expires_at", 20 }
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+		ctl_put(ctl_str(e, cells[i].key), cells[i].width);
+		fputs("  ", stdout);
+	}
+	ctl_put_json(json_object_get(e, "arguments"));
 	if (json_is_true(json_object_get(e, "destructive")))
 		fputs("  DESTRUCTIVE", stdout);
 	putchar('\n');
@@ -36,61 +42,53 @@ text_decided(const json_t *e)
 
 	if (!json_is_object(by))
 		return;
-	printf("decided:      %s by %s (uid %lld) at %s\n",
-	    ctl_str(e, "state"), ctl_str(by, "user"),
-	    (long long)json_integer_value(json_object_get(by, "uid")),
-	    ctl_str(e, "decided_at"));
+	fputs("decided:      ", stdout);
+	ctl_put(ctl_str(e, "state"), 0);
+	fputs(" by ", stdout);
+	ctl_put(ctl_str(by, "user"), 0);
+	printf(" (uid %lld) at ",
+	    (long long)json_integer_value(json_object_get(by, "uid")));
+	text_line("", e, "decided_at");
 	if (json_is_string(json_object_get(e, "reason")))
-		printf("reason:       %s\n", ctl_str(e, "reason"));
-	if (json_is_string(json_object_get(e, "spent_at")))
-		printf("spent:        at %s by %s\n", ctl_str(e, "spent_at"),
-		    ctl_str(e, "spent_by_request"));
+		text_line("reason:       ", e, "reason");
+	if (json_is_string(json_object_get(e, "spent_at"))) {
+		fputs("spent:        at ", stdout);
+		ctl_put(ctl_str(e, "spent_at"), 0);
+		text_line(" by ", e, "spent_by_request");
+	}
 }
 
+/* A string of a summary, escaped; "?" for anything else. */
 static void
-text_actions(const json_t *actions)
+text_str(const json_t *v)
 {
-	const json_t *a;
+	ctl_put(json_string_value(v) ? json_string_value(v) : "?", 0);
+}
+
+/* The strings of a, after first and between them sep. */
+static void
+text_list(const json_t *a, const char *first, const char *sep)
+{
+	const json_t *v;
 	size_t i;
 
-	json_array_foreach(actions, i, a)
-		printf("%s%s", i ? "+" : "", json_string_value(a) ?
-		    json_string_value(a) : "?");
+	json_array_foreach(a, i, v) {
+		fputs(i ? sep : first, stdout);
+		text_str(v);
+	}
 }
 
-/*
- * Text the agent wrote, on one line: a newline or an escape sequence in
- * a command must not draw lines of its own on the operator's terminal.
- */
+/* runnerd's counts of the plan's changes, and whether it destroys. */
 static void
-print_escaped(const char *s)
-{
-	const unsigned char *p;
-
-	for (p = (const unsigned char *)(s != NULL ? s : "?"); *p; p++)
-		if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\\')
-			fputs("\\\\", stdout);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\x%02x", *p);
-		else
-			putchar(*p);
-}
-
-/* Each resource with its actions; "!!" marks what would be destroyed. */
-static void
-text_summary(const json_t *s)
+text_counts(const json_t *s)
 {
 	static const char *const counts[] = {
 		"create", "update", "delete", "replace", NULL
 	};
-	const json_t *r, *sig, *cs, *f, *c, *changed;
-	size_t i, j;
+	const json_t *cs;
+	size_t i;
 	int n = 0;
 
-	if (!json_is_object(s))
-		return;
 	/* runnerd's summaries keep their counts under "counts". */
 	if (!json_is_object(cs = json_object_get(s, "counts")))
 		cs = s;
@@ -102,40 +100,83 @@ text_summary(const json_t *s)
 			    counts[i])), counts[i]);
 	printf("%s\n", json_is_true(json_object_get(s, "destructive")) ?
 	    "  (DESTRUCTIVE)" : "");
+}
+
+/* One resource with its actions; "!!" marks what would be destroyed. */
+static void
+text_resource(const json_t *r)
+{
+	int destructive = json_is_true(json_object_get(r, "destructive"));
+
+	printf("  %s", destructive ? "!!" : "  ");
+	text_list(json_object_get(r, "actions"), " ", "+");
+	fputs("  ", stdout);
+	ctl_put(ctl_str(r, "address"), 0);
+	if (destructive)
+		fputs("  (destructive)", stdout);
+	text_list(json_object_get(r, "forced_by"), "  forced by ", ", ");
+	putchar('\n');
+}
+
+static void
+text_summary(const json_t *s)
+{
+	const json_t *r, *f, *c, *changed;
+	size_t i;
+
+	if (!json_is_object(s))
+		return;
+	text_counts(s);
 	/* What the apply will run from: runnerd's copy, not the live dir. */
 	if (json_is_string(json_object_get(s, "snapshot_digest")))
-		printf("module:      snapshot %s\n",
-		    ctl_str(s, "snapshot_digest"));
+		text_line("module:      snapshot ", s, "snapshot_digest");
 	if (json_is_array(changed = json_object_get(s, "files_changed")))
 		printf("files changed since the last apply: %s\n",
 		    json_array_size(changed) == 0 ? "none" : "");
-	json_array_foreach(changed, i, f)
-		printf("  %-8s %s\n", ctl_str(f, "change"), ctl_str(f, "path"));
-	json_array_foreach(json_object_get(s, "resources"), i, r) {
-		printf("  %s ", json_is_true(json_object_get(r,
-		    "destructive")) ? "!!" : "  ");
-		text_actions(json_object_get(r, "actions"));
-		printf("  %s%s", ctl_str(r, "address"),
-		    json_is_true(json_object_get(r, "destructive")) ?
-		    "  (destructive)" : "");
-		json_array_foreach(json_object_get(r, "forced_by"), j, f)
-			printf("%s%s", j ? ", " : "  forced by ",
-			    json_string_value(f) ? json_string_value(f) : "?");
-		printf("\n");
+	json_array_foreach(changed, i, f) {
+		fputs("  ", stdout);
+		ctl_put(ctl_str(f, "change"), 8);
+		text_line(" ", f, "path");
 	}
+	json_array_foreach(json_object_get(s, "resources"), i, r)
+		text_resource(r);
 	/* Code that runs at apply time, as the plan's configuration has it. */
 	json_array_foreach(json_object_get(s, "code"), i, c) {
-		printf("runs code:    %s in %s: ", ctl_str(c, "type"),
-		    ctl_str(c, "address"));
-		print_escaped(json_string_value(json_object_get(c, "command")));
-		printf("\n");
+		fputs("runs code:    ", stdout);
+		ctl_put(ctl_str(c, "type"), 0);
+		fputs(" in ", stdout);
+		ctl_put(ctl_str(c, "address"), 0);
+		text_line(": ", c, "command");
 	}
-	json_array_foreach(json_object_get(s, "destructive_reasons"), i, sig)
-		printf("destructive:  %s\n", json_string_value(sig) ?
-		    json_string_value(sig) : "?");
-	json_array_foreach(json_object_get(s, "destructive_signals"), i, sig)
-		printf("signal:       plan text contains \"%s\"\n",
-		    json_string_value(sig));
+	json_array_foreach(json_object_get(s, "destructive_reasons"), i, f) {
+		fputs("destructive:  ", stdout);
+		text_str(f);
+		putchar('\n');
+	}
+	json_array_foreach(json_object_get(s, "destructive_signals"), i, f) {
+		fputs("signal:       plan text contains \"", stdout);
+		text_str(f);
+		fputs("\"\n", stdout);
+	}
+}
+
+/*
+ * After the plan's own text, runnerd's verdict again: whatever that
+ * text draws, the last lines a person reads are the summary's.
+ */
+static void
+text_verdict(const json_t *s)
+{
+	const json_t *r;
+	size_t i;
+
+	printf("end of plan text\n");
+	if (!json_is_object(s))
+		return;
+	text_counts(s);
+	json_array_foreach(json_object_get(s, "resources"), i, r)
+		if (json_is_true(json_object_get(r, "destructive")))
+			text_resource(r);
 }
 
 static void
@@ -143,19 +184,23 @@ text_show(const json_t *e)
 {
 	const char *text = json_string_value(json_object_get(e, "plan_text"));
 
-	printf("approval:     %s\nstate:        %s\ntool:         %s\n"
-	    "parameters:   ", ctl_str(e, "approval_id"), ctl_str(e, "state"),
-	    ctl_str(e, "tool"));
-	print_compact(json_object_get(e, "arguments"));
-	printf("\nrequest:      %s\ncreated:      %s\nexpires:      %s\n",
-	    ctl_str(e, "request_id"), ctl_str(e, "created_at"),
-	    ctl_str(e, "expires_at"));
+	text_line("approval:     ", e, "approval_id");
+	text_line("state:        ", e, "state");
+	text_line("tool:         ", e, "tool");
+	fputs("parameters:   ", stdout);
+	ctl_put_json(json_object_get(e, "arguments"));
+	putchar('\n');
+	text_line("request:      ", e, "request_id");
+	text_line("created:      ", e, "created_at");
+	text_line("expires:      ", e, "expires_at");
 	text_decided(e);
-	printf("plan digest:  %s\n", ctl_str(e, "plan_digest"));
+	text_line("plan digest:  ", e, "plan_digest");
 	text_summary(json_object_get(e, "summary"));
-	if (text != NULL && *text != '\0')
-		printf("\n%s%s", text, text[strlen(text) - 1] == '\n' ? "" :
-		    "\n");
+	if (text == NULL || *text == '\0')
+		return;
+	printf("\nplan text, as terraform rendered it:\n");
+	ctl_put_lines(text, "| ");
+	text_verdict(json_object_get(e, "summary"));
 }
 
 static void
@@ -180,9 +225,10 @@ text_result(enum action a, const json_t *entries)
 			text_show(e);
 		break;
 	default:
-		json_array_foreach(entries, i, e)
-			printf("%s %s\n", ctl_str(e, "approval_id"),
-			    ctl_str(e, "state"));
+		json_array_foreach(entries, i, e) {
+			ctl_put(ctl_str(e, "approval_id"), 0);
+			text_line(" ", e, "state");
+		}
 		break;
 	}
 }
@@ -198,7 +244,7 @@ text_event(const json_t *e)
 static void
 json_result(enum action a, const json_t *entries)
 {
-	print_compact(a == A_LIST ? entries : json_array_get(entries, 0));
+	ctl_put_json(a == A_LIST ? entries : json_array_get(entries, 0));
 	putchar('\n');
 }
 
@@ -206,7 +252,7 @@ json_result(enum action a, const json_t *entries)
 static void
 json_event(const json_t *e)
 {
-	print_compact(e);
+	ctl_put_json(e);
 	putchar('\n');
 	fflush(stdout);
 }

@@ -1,24 +1,30 @@
 /* auditctl's two ways to print: for people, and JSON for programs (-j). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "auditctl.h"
-#include "cjson.h"
 #include "ctl.h"
 
 /* time #seq daemon event request_id {fields} */
 static void
 text_record(const json_t *r)
 {
-	char *fields;
+	static const char *const words[] = { "daemon", "event", "request_id" };
+	const json_t *fields = json_object_get(r, "fields");
+	size_t i;
 
-	fields = cjson_dump(json_object_get(r, "fields"));
-	printf("%s #%lld %s %s %s %s\n", ctl_str(r, "time"),
-	    (long long)json_integer_value(json_object_get(r, "seq")),
-	    ctl_str(r, "daemon"), ctl_str(r, "event"), ctl_str(r, "request_id"),
-	    fields != NULL ? fields : "{}");
-	free(fields);
+	ctl_put(ctl_str(r, "time"), 0);
+	printf(" #%lld", (long long)json_integer_value(json_object_get(r,
+	    "seq")));
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		putchar(' ');
+		ctl_put(ctl_str(r, words[i]), 0);
+	}
+	putchar(' ');
+	if (fields != NULL)
+		ctl_put_json(fields);
+	else
+		fputs("{}", stdout);
+	putchar('\n');
 	fflush(stdout);
 }
 
@@ -27,15 +33,15 @@ text_object(const json_t *o)
 {
 	const char *key;
 	json_t *v;
-	char *s;
 
 	json_object_foreach((json_t *)o, key, v) {
+		ctl_put(key, 0);
+		fputs(": ", stdout);
 		if (json_is_string(v))
-			printf("%s: %s\n", key, json_string_value(v));
-		else if ((s = cjson_dump(v)) != NULL) {
-			printf("%s: %s\n", key, s);
-			free(s);
-		}
+			ctl_put(json_string_value(v), 0);
+		else
+			ctl_put_json(v);
+		putchar('\n');
 	}
 }
 
@@ -66,18 +72,18 @@ text_verified(const struct verify_sum *v)
 static void
 text_broken(const struct verify_fail *f)
 {
-	printf("%s:%zu: seq %llu: %s\n", f->file, f->line,
-	    (unsigned long long)f->seq, f->what);
+	ctl_put(f->file, 0);
+	printf(":%zu: seq %llu: ", f->line, (unsigned long long)f->seq);
+	ctl_put(f->what, 0);
+	putchar('\n');
 }
 
 static void
 json_print(json_t *j)
 {
-	char *s;
-
-	if (j != NULL && (s = cjson_dump(j)) != NULL) {
-		printf("%s\n", s);
-		free(s);
+	if (j != NULL) {
+		ctl_put_json(j);
+		putchar('\n');
 	}
 	json_decref(j);
 	fflush(stdout);
@@ -122,7 +128,10 @@ const struct output output_text = {
 	.broken = text_broken,
 };
 
-/* A record is printed as the canonical line it is in the log. */
+/*
+ * A record is printed as the canonical line it is in the log, but for
+ * DEL, C1 and bidi controls, which are \u escapes here (ctl_put_json).
+ */
 const struct output output_json = {
 	.record = json_object_out,
 	.object = json_object_out,

@@ -1,9 +1,12 @@
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cjson.h"
 #include "ctl.h"
+#include "escape.h"
 #include "log.h"
 #include "sock.h"
 
@@ -24,11 +27,22 @@ ctl_open(struct channel *ch, const char *conffile, const char *sockname,
 	channel_init(ch, fd);
 }
 
+static char *
+escaped(const char *s, size_t len, int flags)
+{
+	char *e;
+
+	if ((e = esc_text(s, len, flags)) == NULL)
+		fatalx("out of memory");
+	return e;
+}
+
 /* A MSG_ERROR reply: prints the daemon's reason and returns 1. */
 int
 ctl_error(const struct msg *m)
 {
 	const struct msg_error *e;
+	char *text;
 
 	if (m->hdr.type != MSG_ERROR)
 		return 0;
@@ -37,7 +51,10 @@ ctl_error(const struct msg *m)
 		return 1;
 	}
 	e = (const struct msg_error *)m->data;
-	log_warnx("%.*s", (int)sizeof(e->text), e->text);
+	/* A reason may quote what the agent sent. */
+	text = escaped(e->text, strnlen(e->text, sizeof(e->text)), 0);
+	log_warnx("%s", text);
+	free(text);
 	return 1;
 }
 
@@ -155,4 +172,49 @@ ctl_str(const json_t *j, const char *key)
 	const char *s = json_string_value(json_object_get(j, key));
 
 	return s != NULL ? s : "-";
+}
+
+
+/* Text from a reply on stdout, escaped, padded to width columns. */
+void
+ctl_put(const char *s, int width)
+{
+	char *e = escaped(s, strlen(s), 0);
+
+	printf("%-*s", width, e);
+	free(e);
+}
+
+/*
+ * Multi-line text (a plan's), escaped, each line after prefix: no line
+ * of it can pass for one of the tool's own.
+ */
+void
+ctl_put_lines(const char *text, const char *prefix)
+{
+	char *e = escaped(text, strlen(text), ESC_LINES), *line;
+	size_t len;
+
+	for (line = e; *line != '\0'; line += len + (line[len] == '\n')) {
+		len = strcspn(line, "\n");
+		printf("%s%.*s\n", prefix, (int)len, line);
+	}
+	free(e);
+}
+
+/*
+ * j as compact JSON on stdout; jansson escapes C0 controls, this DEL,
+ * C1 and the bidi controls too.  Nothing for no j.
+ */
+void
+ctl_put_json(const json_t *j)
+{
+	char *s, *e;
+
+	if ((s = cjson_dump(j)) == NULL)
+		return;
+	e = escaped(s, strlen(s), ESC_JSON);
+	fputs(e, stdout);
+	free(e);
+	free(s);
 }

@@ -1,6 +1,7 @@
 /*
  * What the ctl tools share: their options, finding and greeting their
- * daemon, and reading its streamed replies.
+ * daemon, reading its streamed replies, and printing what they hold
+ * with every control character made visible (escape.h).
  */
 #ifndef AS_CTL_H
 #define AS_CTL_H
@@ -22,5 +23,8 @@ int	 ctl_options(int, char **, const char **, int *);
 json_t	*ctl_entry(const struct msg *, uint32_t);
 const char *ctl_str(const json_t *, const char *);
 json_t	*ctl_collect(struct channel *, struct msg *, uint32_t, uint32_t);
+void	 ctl_put(const char *, int);
+void	 ctl_put_lines(const char *, const char *);
+void	 ctl_put_json(const json_t *);
 
 #endif

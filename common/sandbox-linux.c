@@ -94,7 +94,10 @@ static const int runnerd_syscalls[] = {
 
 /*
  * runnerd's claim keeper: copies and removes files on terraform's claim
- * (Landlock holds it there); no sockets of its own, no exec.
+ * (Landlock holds it there); no sockets of its own, no exec.  The
+ * launcher's confined children (launcher_confine.c) share it.  glibc's
+ * qsort asks sysinfo(2) for the memory size before it sorts more than
+ * 1 KiB of entries: 128 names of a directory, 64 files of a module.
  */
 static const int claim_syscalls[] = {
 	SC(openat), SC(mkdir), SC(mkdirat), SC(unlink), SC(unlinkat),
@@ -102,7 +105,7 @@ static const int claim_syscalls[] = {
 	SC(renameat), SC(renameat2), SC(getdents64), SC(statx), SC(stat),
 	SC(lstat), SC(fsync), SC(access), SC(faccessat), SC(faccessat2),
 	SC(fcntl), SC(dup), SC(openat2), SC(utimensat), SC(link),
-	SC(readlinkat), SC(symlinkat),
+	SC(readlinkat), SC(symlinkat), SC(sysinfo),
 	SC_END
 };
 

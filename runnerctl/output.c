@@ -1,7 +1,7 @@
 /* runnerctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
-#include <stdlib.h>
 
+#include "ctl.h"
 #include "runnerctl.h"
 
 static const char *
@@ -36,11 +36,17 @@ text_sessions(const json_t *entries)
 			snprintf(uid, sizeof(uid), "%lld", num(e, "owner_uid"));
 		else
 			snprintf(uid, sizeof(uid), "-");
+		ctl_put(str(e, "session_id"), 20);
 		/* Owner 0: its client has gone and the session is ending. */
-		printf("%-20s  %-5lld  %-5s  %-20s  %-20s  %-7s  %s\n",
-		    str(e, "session_id"), num(e, "owner"), uid,
-		    str(e, "created"), str(e, "used"), str(e, "state"),
-		    str(e, "container"));
+		printf("  %-5lld  %-5s  ", num(e, "owner"), uid);
+		ctl_put(str(e, "created"), 20);
+		fputs("  ", stdout);
+		ctl_put(str(e, "used"), 20);
+		fputs("  ", stdout);
+		ctl_put(str(e, "state"), 7);
+		fputs("  ", stdout);
+		ctl_put(str(e, "container"), 0);
+		putchar('\n');
 	}
 }
 
@@ -54,12 +60,13 @@ text_result(enum action a, const json_t *entries)
 		text_sessions(entries);
 		break;
 	case A_PUT:
-		printf("%lld bytes written to %s:%s\n", num(e, "bytes"),
-		    str(e, "session_id"), str(e, "path"));
-		break;
 	case A_GET:
-		printf("%lld bytes read from %s:%s\n", num(e, "bytes"),
-		    str(e, "session_id"), str(e, "path"));
+		printf("%lld bytes %s ", num(e, "bytes"), a == A_PUT ?
+		    "written to" : "read from");
+		ctl_put(str(e, "session_id"), 0);
+		putchar(':');
+		ctl_put(str(e, "path"), 0);
+		putchar('\n');
 		break;
 	default:
 		break;
@@ -70,14 +77,8 @@ text_result(enum action a, const json_t *entries)
 static void
 json_result(enum action a, const json_t *entries)
 {
-	char *s;
-
-	if ((s = json_dumps(a == A_SESSIONS ? entries :
-	    json_array_get(entries, 0), JSON_COMPACT | JSON_SORT_KEYS |
-	    JSON_ENCODE_ANY)) == NULL)
-		return;
-	printf("%s\n", s);
-	free(s);
+	ctl_put_json(a == A_SESSIONS ? entries : json_array_get(entries, 0));
+	putchar('\n');
 }
 
 const struct output output_text = { text_result };

@@ -5,6 +5,8 @@ Speaks the suite's framing through regress/lib/asframe.py.
 
   asclient.py call SOCK TYPE [JSON]      one request, prints the reply
   asclient.py request RUN DIR PLAN       a pending terraform_apply approval
+  asclient.py hostile RUN OUT            one whose plan draws on the terminal;
+                                         OUT: the request as sent
   asclient.py spend RUN ID DIR PLAN      spend it for working_dir DIR, plan
                                          PLAN (hex, or "null")
   asclient.py every SOCK ID              every message type naming ID
@@ -109,6 +111,48 @@ def cmd_request(argv):
                                                           "create"]},
             {"address": "terraform_data.labels", "actions": ["update"]}]},
         "plan_text": "# terraform_data.app must be replaced"})
+    print(expect(name, data, "APPROVAL_CREATED")["approval_id"])
+    return 0
+
+
+# What a module can put in a value, a name or a file name to redraw a
+# terminal: CSI (erase line, cursor up), OSC (title, hyperlink), the C1
+# CSI and NEL, bidi override and isolate, CR, DEL.
+HOSTILE = ("\x1b[2K\x1b[1A\x1b]0;t\x07\x1b]8;;x\x1b\\\u009b1A\u0085"
+           "\u202e\u2066\r\x7f")
+
+
+def cmd_hostile(argv):
+    """Prints the id of a pending approval for a replace whose plan
+    text, names and values hold HOSTILE, and whose output value is
+    multi-line text redrawing it as an update in place."""
+    run, out = argv
+    h = HOSTILE
+    req = {
+        "tool": "terraform_apply",
+        "arguments": {"working_dir": "demo", "note": h},
+        "plan_digest": PLAN,
+        "summary": {
+            "counts": {"create": 0, "update": 0, "delete": 0,
+                       "replace": 1},
+            "resources": [{"address": 'terraform_data.app["%s"]' % h,
+                           "actions": ["delete", "create"],
+                           "forced_by": ["triggers_replace" + h]}],
+            "files_changed": [{"change": "added", "path": h + ".tf"}]},
+        "plan_text": (
+            '  # terraform_data.app["%s"] must be replaced\n'
+            '-/+ resource "terraform_data" "app" {\n'
+            '      ~ input = "%s"\n    }\n\nChanges to Outputs:\n'
+            '  + note = <<-EOT\n'
+            '\x1b[8A\x1b[J  # terraform_data.app will be updated in-place\r'
+            '  ~ resource "terraform_data" "app" {\n'
+            'Plan: 0 to add, 1 to change, 0 to destroy.\n'
+            'plan:         0 to create, 1 to update, 0 to delete, '
+            '0 to replace\n%s\n    EOT\n') % (h, h, h)}
+    with open(out, "w") as f:
+        json.dump(req, f)
+    a = Conn(os.path.join(run, "approval.sock"))
+    name, data = ask(a, TYPES["APPROVAL_REQUEST"], req)
     print(expect(name, data, "APPROVAL_CREATED")["approval_id"])
     return 0
 
@@ -278,6 +322,7 @@ def cmd_bench(argv):
 
 def main():
     cmds = {"call": cmd_call, "request": cmd_request, "spend": cmd_spend,
+            "hostile": cmd_hostile,
             "every": cmd_every,
             "race": cmd_race, "load": cmd_load,
             "respend": cmd_respend, "bench": cmd_bench}

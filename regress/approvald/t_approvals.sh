@@ -225,7 +225,7 @@ approvalctl_body()
 	    -o match:"^  !! delete\\+create  terraform_data.app  \\(destructive\\)" \
 	    -o match:"^     update  terraform_data.labels$" \
 	    -o match:"plan text contains \"must be replaced\"" \
-	    -o match:"^# terraform_data.app must be replaced" $CTL show "$id"
+	    -o match:"^\\| # terraform_data.app must be replaced" $CTL show "$id"
 	atf_check -o match:"\"plan_text\":\"# terraform_data.app must be replaced\"" \
 	    -o match:"\"state\":\"pending\"" $CTL -j show "$id"
 	atf_check -o match:"^\\[\\{\"approval_id\":\"$id\"" $CTL -j list
@@ -253,9 +253,67 @@ approvalctl_cleanup()
 	as_kill_all
 }
 
+atf_test_case escapes cleanup
+escapes_head()
+{
+	atf_set descr "CSI, OSC, C1 and bidi controls in names, values and file names are shown escaped, and the verdict comes last"
+}
+escapes_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	id=$($CLIENT hostile run sent.json)
+	atf_check -o save:show.txt $CTL show "$id"
+	atf_check -o save:list.txt $CTL list
+	atf_check -o save:show.json $CTL -j show "$id"
+	atf_check -o save:list.json $CTL -j list
+	raw=
+	for f in show.txt list.txt show.json list.json; do
+		as_no_raw_controls $f || raw="$raw $f"
+	done
+	[ -z "$raw" ] || atf_fail "raw control characters in$raw"
+	# Visible, in the names, values and file names they came in.
+	for s in '\x1b[2K\x1b[1A' '\x1b]0;t\x07' '\x1b]8;;x\x1b' \
+	    '\u009b1A\u0085' '\u202e\u2066\x0d\x7f' \
+	    'added    \x1b[2K' 'app["\x1b[2K' 'triggers_replace\x1b[2K' \
+	    '~ input = "\x1b[2K' '\x1b[8A\x1b[J  # terraform_data.app'; do
+		grep -qF -- "$s" show.txt || atf_fail "show lacks $s"
+	done
+	grep -qF '"note":"\u001B[2K' list.txt || atf_fail "list: $(cat list.txt)"
+	# The plan text's lines are marked as its own; runnerd's verdict
+	# is the first and the last thing said of the plan.
+	atf_check -o inline:"2\n" grep -c "^plan: .* 1 to replace  (DESTRUCTIVE)$" show.txt
+	atf_check -o inline:"0\n" -s exit:1 grep -c "^plan: .* 1 to update" show.txt
+	atf_check -o match:"^  !! delete\\+create  terraform_data.app\\[" \
+	    tail -n 1 show.txt
+	# approvald's refusal quotes what it was given, escaped too.
+	atf_check -s exit:1 -e save:refused.txt \
+	    $CTL show "$(printf 'apr-\033[2K\302\233x')"
+	as_no_raw_controls refused.txt || atf_fail "the refusal is raw"
+	grep -qF 'approval apr-\x1b[2K\u009bx is unknown' refused.txt ||
+	    atf_fail "refusal: $(cat refused.txt)"
+	# JSON escapes them and keeps every character.
+	atf_check python3 -c 'import json, sys
+sent = json.load(open("sent.json"))
+shown = json.load(open("show.json"))
+listed = json.load(open("list.json"))[0]
+assert shown["plan_text"] == sent["plan_text"], "plan_text"
+assert shown["arguments"] == sent["arguments"] == listed["arguments"]
+for k in ("resources", "files_changed"):
+    for a, b in zip(shown["summary"][k], sent["summary"][k]):
+        assert all(a[f] == b[f] for f in b), k'
+	as_stop
+}
+escapes_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case binding
+	atf_add_test_case escapes
 	atf_add_test_case expiry
 	atf_add_test_case denied
 	atf_add_test_case audit_trail

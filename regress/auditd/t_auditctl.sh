@@ -442,9 +442,50 @@ export_cleanup()
 	as_kill_all
 }
 
+atf_test_case escapes cleanup
+escapes_head()
+{
+	atf_set "descr" "tail and show print CSI, OSC, C1 and bidi controls of a record escaped, in text and JSON"
+}
+escapes_body()
+{
+	as_conf
+	as_start auditd
+	h='\u001b[2K\u001b[1A\u001b]0;t\u0007\u009b1A\u0085\u202e\u2066\r\u007f'
+	emit -r dd -e tool.request \
+	    -F "{\"arguments\":{\"command\":\"$h\"},\"$h\":1}" >/dev/null
+	rid=req-00000000000000dd
+	for j in "" -j; do
+		atf_check -o save:tail$j.out "$(as_bin auditctl)" -f conf.yaml \
+		    $j tail -n 1
+		atf_check -o save:show$j.out "$(as_bin auditctl)" -f conf.yaml \
+		    $j show --request-id $rid
+	done
+	raw=
+	for f in tail.out show.out tail-j.out show-j.out; do
+		as_no_raw_controls $f || raw="$raw $f"
+	done
+	[ -z "$raw" ] || atf_fail "raw control characters in$raw"
+	grep -qF '"command":"\u001B[2K\u001B[1A\u001B]0;t\u0007\u009B1A' \
+	    show.out || atf_fail "show: $(cat show.out)"
+	grep -qF '\u0085\u202E\u2066\r\u007F"' show.out ||
+	    atf_fail "show: $(cat show.out)"
+	# JSON keeps every character.
+	atf_check -o inline:"True\nTrue\n" python3 -c 'import json, sys
+want = json.loads(sys.argv[1])
+for f in ("tail-j.out", "show-j.out"):
+    print(json.load(open(f))["fields"]["arguments"]["command"] == want)' "\"$h\""
+	as_stop
+}
+escapes_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case export
+	atf_add_test_case escapes
 	atf_add_test_case trail
 	atf_add_test_case tail_follow_stats
 	atf_add_test_case readers_writers

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -123,6 +124,42 @@ ATF_TC_BODY(child_dies, tc)
 	ATF_CHECK(strstr(why, "ended abnormally") != NULL);
 }
 
+static int
+cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* What the tree copies do with a big directory: glibc asks sysinfo(2). */
+static json_t *
+sort_many(void *arg)
+{
+	int v[1000];
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		v[i] = (int)(sizeof(v) / sizeof(v[0]) - i);
+	qsort(v, sizeof(v) / sizeof(v[0]), sizeof(v[0]), cmp_int);
+	return json_pack("{s:i, s:i}", "first", v[0], "last", v[999]);
+}
+
+ATF_TC_WITHOUT_HEAD(sorts_many);
+ATF_TC_BODY(sorts_many, tc)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	char why[256];
+	json_t *r;
+
+	(void)tc;
+	setup();
+	r = confined_run(&conf, &paths, sort_many, NULL, why, sizeof(why));
+	ATF_REQUIRE_MSG(r != NULL, "%s", why);
+	ATF_CHECK_EQ(json_integer_value(json_object_get(r, "first")), 1);
+	ATF_CHECK_EQ(json_integer_value(json_object_get(r, "last")), 1000);
+	json_decref(r);
+}
+
 /* The launcher's collection, through that child, still gets its files. */
 ATF_TC_WITHOUT_HEAD(collect);
 ATF_TC_BODY(collect, tc)
@@ -210,5 +247,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, reads_outside_denied);
 	ATF_TP_ADD_TC(tp, child_dies);
 	ATF_TP_ADD_TC(tp, collect);
+	ATF_TP_ADD_TC(tp, sorts_many);
 	return atf_no_error();
 }

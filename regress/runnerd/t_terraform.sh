@@ -190,6 +190,114 @@ terraform_errors_cleanup()
 	as_kill_all
 }
 
+# plan_ok DIR: a plan of DIR succeeds; apply_ok DIR: an approved apply does.
+plan_ok()
+{
+	as_call terraform_plan "{\"working_dir\":\"$1\"}" > r.json
+	[ "$(as_is_error r.json)" = false ] || atf_fail "plan $1: $(cat r.json)"
+}
+apply_ok()
+{
+	id=$(as_call terraform_apply "{\"working_dir\":\"$1\"}" |
+	    as_field approval_id)
+	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null ||
+	    atf_fail "no approval for $1"
+	as_call terraform_apply "{\"working_dir\":\"$1\",\"approval_id\":\"$id\"}" > r.json
+	[ "$(as_is_error r.json)" = false ] || atf_fail "apply $1: $(cat r.json)"
+}
+
+atf_test_case many_files cleanup
+many_files_head()
+{
+	atf_set "descr" "a directory of 1,000 entries and a module of 500 files plan, apply and plan again"
+	atf_set "require.user" "root"
+	atf_set "timeout" "600"
+}
+many_files_body()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	# wide: one directory of 1,000 entries (glibc's qsort of as many
+	# names asks sysinfo(2) how much memory there is).  many: 500
+	# files in directories of 50, which only the comparison with the
+	# last apply's snapshot sorts all at once.
+	mkdir -p tf/wide/data tf/many
+	echo 'resource "terraform_data" "x" {}' > tf/wide/main.tf
+	echo 'resource "terraform_data" "x" {}' > tf/many/main.tf
+	for i in $(seq 1000); do
+		echo "$i" > "tf/wide/data/f$i"
+	done
+	for d in $(seq 10); do
+		mkdir "tf/many/d$d"
+		for i in $(seq 50); do
+			echo "$i" > "tf/many/d$d/f$i"
+		done
+	done
+	as_tf_suite "[wide, many]"
+	for wd in wide many; do
+		plan_ok $wd
+		apply_ok $wd
+		plan_ok $wd
+	done
+	as_stop
+}
+many_files_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case hostile_text cleanup
+hostile_text_head()
+{
+	atf_set "descr" "a replace whose values, names and outputs draw an update in place is shown escaped by approvalctl, its verdict last"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+hostile_text_body()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	# Terraform escapes a one-line string but prints a multi-line one
+	# as it is: up eight lines, erase, and an update in place drawn.
+	mkdir -p tf/m
+	cat > tf/m/main.tf <<'TF'
+variable "v" {
+  default = "one"
+}
+locals {
+  draw = "\u001b[8A\u001b[J  ~ update in-place\r\u009b2K\u202e"
+}
+resource "terraform_data" "x" {
+  for_each         = toset(["k\u001b[1A\u2066"])
+  triggers_replace = var.v
+  input            = "a\n${local.draw}\nPlan: 0 to add, 1 to change, 0 to destroy."
+}
+output "o" {
+  value = "b\n${local.draw}\u007f"
+}
+TF
+	as_tf_suite "[m]"
+	apply_ok m
+	echo 'v = "two"' > tf/m/m.auto.tfvars
+	id=$(as_call terraform_apply '{"working_dir":"m"}' | as_field approval_id)
+	case $id in apr-*) ;; *) atf_fail "no pending approval: $id" ;; esac
+	atf_check -o save:show.txt "$(as_bin approvalctl)" -f conf.yaml show "$id"
+	atf_check -o save:show.json "$(as_bin approvalctl)" -f conf.yaml -j \
+	    show "$id"
+	as_no_raw_controls show.txt || atf_fail "raw controls in show"
+	as_no_raw_controls show.json || atf_fail "raw controls in show -j"
+	grep -qF '\x1b[8A\x1b[J  ~ update in-place\x0d\u009b2K\u202e' \
+	    show.txt || atf_fail "show: $(cat show.txt)"
+	tail -n 2 show.txt > verdict.txt
+	atf_check -o match:"^plan: .*1 to replace  \\(DESTRUCTIVE\\)$" \
+	    -o match:"^  !! delete\\+create  terraform_data.x" cat verdict.txt
+	as_stop
+}
+hostile_text_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case scenario
@@ -197,4 +305,6 @@ atf_init_test_cases()
 	atf_add_test_case approvals
 	atf_add_test_case phase_scopes
 	atf_add_test_case terraform_errors
+	atf_add_test_case many_files
+	atf_add_test_case hostile_text
 }
