@@ -42,12 +42,18 @@ utf8_decode(const unsigned char *p, size_t left, unsigned *cp)
 	return n;
 }
 
-/* What a terminal acts on instead of showing. */
+/*
+ * What a terminal acts on instead of showing: controls, the bidi
+ * embeddings, overrides, isolates and marks (they reorder what stands
+ * near them), and the line and paragraph separators.
+ */
 static int
 acted_on(unsigned cp)
 {
 	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+	    cp == 0x200e || cp == 0x200f || cp == 0x061c || cp == 0x2028 ||
+	    cp == 0x2029;
 }
 
 /* The len bytes at s, escaped as flags say, NUL-terminated; NULL on ENOMEM. */

@@ -33,6 +33,9 @@ ATF_TC_BODY(controls, tc)
 	/* Bidi embeddings, overrides and isolates. */
 	CHECK("\xe2\x80\xaa\xe2\x80\xae\xe2\x81\xa6\xe2\x81\xa9", 0,
 	    "\\u202a\\u202e\\u2066\\u2069");
+	/* Bidi marks (LRM, RLM, ALM), line and paragraph separators. */
+	CHECK("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c" "\xe2\x80\xa8\xe2\x80\xa9",
+	    0, "\\u200e\\u200f\\u061c\\u2028\\u2029");
 }
 
 ATF_TC_WITHOUT_HEAD(kept);
@@ -41,8 +44,8 @@ ATF_TC_BODY(kept, tc)
 	(void)tc;
 	/* Printable text and other UTF-8, the neighbours of what goes. */
 	CHECK("plain ~ text", 0, "plain ~ text");
-	CHECK("\xc2\xa0\xc3\xa9\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xaa\xf0\x9f\x98\x80",
-	    0, "\xc2\xa0\xc3\xa9\xe2\x80\xa9\xe2\x80\xaf\xe2\x81\xaa"
+	CHECK("\xc2\xa0\xc3\xa9\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xaa\xf0\x9f\x98\x80",
+	    0, "\xc2\xa0\xc3\xa9\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xaa"
 	    "\xf0\x9f\x98\x80");
 }
 
