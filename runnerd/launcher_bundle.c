@@ -30,7 +30,7 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", "run/providers", "run/mirror", NULL
+	"run/secrets", "run/providers", "run/mirror", "run/home", NULL
 };
 
 void
@@ -204,23 +204,25 @@ static json_t *
 spec_mounts(const struct as_config *conf, const char *dir, int cred,
     int session)
 {
-	char work[PATH_MAX], credpath[PATH_MAX], tmpopt[64];
+	char work[PATH_MAX], credpath[PATH_MAX], home[PATH_MAX], tmpopt[64];
 	json_t *m;
 
 	snprintf(tmpopt, sizeof(tmpopt), "size=%ld",
 	    conf->runnerd.tmp_size);
+	/* HOME: a new empty directory, read-only (sandbox_env.c). */
 	if (pathf(work, sizeof(work), "%s/work", dir) == -1 ||
 	    pathf(credpath, sizeof(credpath), "%s/credential", dir) ==
-	    -1)
+	    -1 || pathf(home, sizeof(home), "%s/home", dir) == -1 ||
+	    mkdir(home, 0555) == -1)
 		return NULL;
 	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
-	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o]",
+	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o, o]",
 	    "destination", "/proc", "type", "proc", "source", "proc",
 	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "noexec", "size=1m",
 	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
-	    bind_mount("/work", work, 0));
+	    bind_mount("/work", work, 0), bind_mount(HOME_MOUNT, home, 1));
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
 	    credpath, 1)) == -1) || (session && json_array_append_new(m,
@@ -317,7 +319,10 @@ mounts_add_providers(const struct as_config *conf, const char *dir,
 	return providers_each(conf, providers, provider_mount, &pm);
 }
 
-/* A clean environment: nothing of runnerd's, a proxy only with egress. */
+/*
+ * The environment of sandbox_env and nothing else (nothing of
+ * runnerd's); with egress, a proxy too.
+ */
 static json_t *
 spec_env(int egress)
 {
@@ -328,8 +333,10 @@ spec_env(int egress)
 	json_t *env;
 	size_t i;
 
-	env = json_pack("[s, s, s, s]", "PATH=/usr/local/bin:/usr/bin:/bin",
-	    "HOME=/work", "TMPDIR=/tmp", "LANG=C.UTF-8");
+	env = json_array();
+	for (i = 0; env != NULL && sandbox_env[i].name != NULL; i++)
+		json_array_append_new(env, json_sprintf("%s=%s",
+		    sandbox_env[i].name, sandbox_env[i].value));
 	for (i = 0; env != NULL && egress && proxy_vars[i] != NULL; i++) {
 		snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", proxy_vars[i],
 		    EGRESS_PORT);
