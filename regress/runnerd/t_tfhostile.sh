@@ -601,12 +601,31 @@ apply_environment_cleanup()
 	as_kill_all
 }
 
+atf_test_case apply_environment_pooled cleanup
+apply_environment_pooled_head()
+{
+	atf_set "descr" "the same in a started sandbox of the terraform pool"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+apply_environment_pooled_body()
+{
+	AS_TF_RUNNERD_EXTRA="  terraform_pool: 1"
+	apply_environment_body
+	grep -q "terraform pool: sandbox" runnerd.log || atf_fail "not pooled"
+}
+apply_environment_pooled_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case dotfiles_refused
 	atf_add_test_case git_module_refused
 	atf_add_test_case git_module_refused_pooled
 	atf_add_test_case apply_environment
+	atf_add_test_case apply_environment_pooled
 	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
 	atf_add_test_case render_killed
