@@ -38,6 +38,7 @@ struct scan {
 	const char	*rel;
 	char		*why;
 	size_t		 whylen;
+	int		 seqs;		/* template sequences open */
 	/* the last token */
 	const char	*s;
 	size_t		 len;
@@ -100,41 +101,49 @@ skip_blank(struct scan *s)
 
 /*
  * After ${ or %{: an expression up to its closing brace, itself with
- * any strings, heredocs and brackets.
+ * any strings, heredocs and brackets.  A sequence inside a string
+ * inside a sequence is a level of recursion: bounded, as brackets are.
  */
 static int
 interp(struct scan *s)
 {
 	char open[NEST_MAX];
-	int depth = 0;
-	enum tok t;
+	int depth = 0, r = 1;
 
-	for (;;) {
-		switch ((t = next(s))) {
+	if (++s->seqs > NEST_MAX) {
+		fail(s, "template sequences nested too deep");
+		r = -1;
+	}
+	while (r == 1) {
+		switch (next(s)) {
 		case T_ERR:
-			return -1;
+			r = -1;
+			break;
 		case T_EOF:
 			fail(s, "a template sequence that does not end");
-			return -1;
+			r = -1;
+			break;
 		case T_OPEN:
 			if (depth == NEST_MAX) {
 				fail(s, "brackets nested too deep");
-				return -1;
-			}
-			open[depth++] = s->c;
+				r = -1;
+			} else
+				open[depth++] = s->c;
 			break;
 		case T_CLOSE:
 			if (depth == 0 && s->c == '}')
-				return 0;
-			if (depth == 0 || open[--depth] != s->c) {
+				r = 0;
+			else if (depth == 0 || open[--depth] != s->c) {
 				fail(s, "unbalanced brackets");
-				return -1;
+				r = -1;
 			}
 			break;
 		default:
 			break;
 		}
 	}
+	s->seqs--;
+	return r;
 }
 
 /* At ${ %{ (a sequence: 1), $${ %%{ (literal: 2), else 0. */

@@ -142,6 +142,25 @@ ATF_TC_BODY(lexical_edges, tc)
 	REFUSED("x.tf", "locals { a = 1 << 2 }", "<< that starts no heredoc");
 }
 
+/* Sequences in strings in sequences: bounded, refused past the bound. */
+ATF_TC_WITHOUT_HEAD(deep_templates);
+ATF_TC_BODY(deep_templates, tc)
+{
+	static char text[8 * 1024];
+	size_t i, n = 0;
+
+	for (i = 0; i < 1000; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "\"${");
+	REFUSED("x.tf", text, "template sequences nested too deep");
+	n = (size_t)snprintf(text, sizeof(text), "locals { a = ");
+	for (i = 0; i < 100; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "\"${");
+	for (i = 0; i < 100; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "}\"");
+	snprintf(text + n, sizeof(text) - n, " }\n");
+	PASSES("x.tf", text);
+}
+
 ATF_TC_WITHOUT_HEAD(json);
 ATF_TC_BODY(json, tc)
 {
@@ -172,6 +191,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, not_one_string_refused);
 	ATF_TP_ADD_TC(tp, local_and_lookalikes_pass);
 	ATF_TP_ADD_TC(tp, lexical_edges);
+	ATF_TP_ADD_TC(tp, deep_templates);
 	ATF_TP_ADD_TC(tp, json);
 	return atf_no_error();
 }
