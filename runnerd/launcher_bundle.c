@@ -204,25 +204,32 @@ static json_t *
 spec_mounts(const struct as_config *conf, const char *dir, int cred,
     int session)
 {
-	char work[PATH_MAX], credpath[PATH_MAX], home[PATH_MAX], tmpopt[64];
+	char work[PATH_MAX], credpath[PATH_MAX], tmpopt[64];
 	json_t *m;
 
 	snprintf(tmpopt, sizeof(tmpopt), "size=%ld",
 	    conf->runnerd.tmp_size);
-	/* HOME: a new empty directory, read-only (sandbox_env.c). */
 	if (pathf(work, sizeof(work), "%s/work", dir) == -1 ||
 	    pathf(credpath, sizeof(credpath), "%s/credential", dir) ==
-	    -1 || pathf(home, sizeof(home), "%s/home", dir) == -1 ||
-	    mkdir(home, 0555) == -1)
+	    -1)
 		return NULL;
+	/*
+	 * HOME (sandbox_env.c): a new empty tmpfs, read-only; gVisor keeps
+	 * a tmpfs in the sandbox itself, where a bind is one more gofer
+	 * mount to start.
+	 */
 	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
-	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o, o]",
+	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o,"
+	    " {s:s, s:s, s:s, s:[s, s, s, s, s, s]}]",
 	    "destination", "/proc", "type", "proc", "source", "proc",
 	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "noexec", "size=1m",
 	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
-	    bind_mount("/work", work, 0), bind_mount(HOME_MOUNT, home, 1));
+	    bind_mount("/work", work, 0),
+	    "destination", HOME_MOUNT, "type", "tmpfs", "source", "tmpfs",
+	    "options", "ro", "nosuid", "nodev", "noexec", "mode=0555",
+	    "size=4k");
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
 	    credpath, 1)) == -1) || (session && json_array_append_new(m,
