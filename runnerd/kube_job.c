@@ -46,7 +46,8 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 {
 	const struct runnerd_conf *r = &conf->runnerd;
 	char sub[64];
-	json_t *c, *mounts;
+	json_t *c, *mounts, *env;
+	size_t i;
 
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "tmp",
 	    "mountPath", "/tmp", "name", "work", "mountPath", "/work");
@@ -57,12 +58,19 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
 		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,
 		    "readOnly", 1));
-	c = json_pack("{s:s, s:s, s:O, s:s, s:[{s:s, s:s}], s:o,"
+	/* HOME: the pod's own empty directory, read-only (sandbox_env.c). */
+	json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name",
+	    "home", "mountPath", HOME_MOUNT, "readOnly", 1));
+	env = json_array();
+	for (i = 0; sandbox_env[i].name != NULL; i++)
+		json_array_append_new(env, json_pack("{s:s, s:s}", "name",
+		    sandbox_env[i].name, "value", sandbox_env[i].value));
+	c = json_pack("{s:s, s:s, s:O, s:s, s:o, s:o,"
 	    " s:{s:b, s:b, s:b, s:i, s:i, s:{s:[s]}, s:{s:s}},"
 	    " s:{s:{s:o, s:o, s:o}}}",
 	    "name", KUBE_CONTAINER, "image", conf->kubernetes.image,
 	    "command", argv, "workingDir", "/work",
-	    "env", "name", "HOME", "value", "/tmp",
+	    "env", env,
 	    "volumeMounts", mounts,
 	    "securityContext", "allowPrivilegeEscalation", 0,
 	    "readOnlyRootFilesystem", 1, "runAsNonRoot", 1,
@@ -108,6 +116,8 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 		json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:i}}",
 		    "name", "secrets", "secret", "secretName", name,
 		    "defaultMode", 0440));
+	json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", "home",
+	    "emptyDir", "sizeLimit", "4Ki"));
 	return json_pack("{s:s, s:s, s:{s:s, s:s, s:o},"
 	    " s:{s:i, s:i, s:i, s:{s:{s:o}, s:{s:s, s:s, s:b, s:b,"
 	    " s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[o], s:o}}}}",

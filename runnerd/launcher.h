@@ -25,10 +25,18 @@
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
+#define HOME_MOUNT		"/run/home"	/* HOME, XDG: empty, read-only */
 /* launcher_render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
 
 struct sbx;
+
+/* sandbox_env.c: every sandbox's environment, and nothing else */
+struct env_var {
+	const char	*name;
+	const char	*value;
+};
+extern const struct env_var sandbox_env[];
 
 /* launcher_phase.c: a one-shot sandbox's phases, as they start */
 #define PHASE_NAME_MAX	16

@@ -30,7 +30,7 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", "run/providers", "run/mirror", NULL
+	"run/secrets", "run/providers", "run/mirror", "run/home", NULL
 };
 
 void
@@ -213,14 +213,23 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 	    pathf(credpath, sizeof(credpath), "%s/credential", dir) ==
 	    -1)
 		return NULL;
+	/*
+	 * HOME (sandbox_env.c): a new empty tmpfs, read-only; gVisor keeps
+	 * a tmpfs in the sandbox itself, where a bind is one more gofer
+	 * mount to start.
+	 */
 	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
-	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o]",
+	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o,"
+	    " {s:s, s:s, s:s, s:[s, s, s, s, s, s]}]",
 	    "destination", "/proc", "type", "proc", "source", "proc",
 	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "noexec", "size=1m",
 	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
-	    bind_mount("/work", work, 0));
+	    bind_mount("/work", work, 0),
+	    "destination", HOME_MOUNT, "type", "tmpfs", "source", "tmpfs",
+	    "options", "ro", "nosuid", "nodev", "noexec", "mode=0555",
+	    "size=4k");
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
 	    credpath, 1)) == -1) || (session && json_array_append_new(m,
@@ -317,7 +326,10 @@ mounts_add_providers(const struct as_config *conf, const char *dir,
 	return providers_each(conf, providers, provider_mount, &pm);
 }
 
-/* A clean environment: nothing of runnerd's, a proxy only with egress. */
+/*
+ * The environment of sandbox_env and nothing else (nothing of
+ * runnerd's); with egress, a proxy too.
+ */
 static json_t *
 spec_env(int egress)
 {
@@ -328,8 +340,10 @@ spec_env(int egress)
 	json_t *env;
 	size_t i;
 
-	env = json_pack("[s, s, s, s]", "PATH=/usr/local/bin:/usr/bin:/bin",
-	    "HOME=/work", "TMPDIR=/tmp", "LANG=C.UTF-8");
+	env = json_array();
+	for (i = 0; env != NULL && sandbox_env[i].name != NULL; i++)
+		json_array_append_new(env, json_sprintf("%s=%s",
+		    sandbox_env[i].name, sandbox_env[i].value));
 	for (i = 0; env != NULL && egress && proxy_vars[i] != NULL; i++) {
 		snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", proxy_vars[i],
 		    EGRESS_PORT);

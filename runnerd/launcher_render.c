@@ -38,7 +38,7 @@
 #include "launcher.h"
 
 #define RENDER_PROVIDERS	32
-#define RENDER_ARGS_MAX	(64 + 9 * RENDER_PROVIDERS)
+#define RENDER_ARGS_MAX	(128 + 9 * RENDER_PROVIDERS)
 /*
  * What the render says on stderr, at most: less than a pipe holds, so
  * that it ends whether or not the launcher reads yet.
@@ -58,7 +58,7 @@
 static const char render_script[] =
     "read -r go && [ \"$go\" = go ] || exit 0; exec </dev/null; "
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
-    "TF_CLI_CONFIG_FILE=/dev/null GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
+    "GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
     "show() { terraform show -json plan.tfplan >plan.json 2>/tmp/json.err & "
     "terraform show -no-color plan.tfplan >plan.txt 2>/tmp/text.err; "
     "t=$?; wait $! && [ $t -eq 0 ]; }; "
@@ -121,9 +121,11 @@ provider_bind(const char *name, const char *src, void *p)
 }
 
 /*
- * The child: script in a namespace sandbox with work at /work and the
- * allowed providers at PROVIDER_MOUNT, the render's and the init
- * cache's builder's (launcher_tfinit.c); stdin is in and stdout out,
+ * The child: script in a namespace sandbox with work at /work, the
+ * allowed providers at PROVIDER_MOUNT and the environment of
+ * sandbox_env, HOME_MOUNT a new empty directory uid 65534 cannot
+ * write; the render's and the init cache's builder's
+ * (launcher_tfinit.c).  stdin is in and stdout out,
  * each /dev/null when -1.  bwrap runs as root, so that it can bind what
  * uid 65534 could not reach by path (runnerd's state, the operator's
  * mirror); inside, setpriv drops to 65534 with no capability, no
@@ -137,8 +139,6 @@ bwrap_terraform(const struct as_config *c, const char *work,
 		"bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net",
 		"--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
 		"--new-session", "--clearenv",
-		"--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-		"--setenv", "HOME", "/work", "--setenv", "LANG", "C.UTF-8",
 		"--ro-bind", "/usr", "/usr", "--ro-bind", "/bin", "/bin",
 		"--ro-bind", "/lib", "/lib", "--ro-bind-try", "/lib64", "/lib64",
 		"--perms", "0755", "--dir", "/etc",
@@ -146,7 +146,8 @@ bwrap_terraform(const struct as_config *c, const char *work,
 		"--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
 		"--proc", "/proc",
 		"--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-		"--perms", "0555", "--dir", PROVIDER_MOUNT, NULL
+		"--perms", "0555", "--dir", PROVIDER_MOUNT,
+		"--perms", "0555", "--dir", HOME_MOUNT, NULL
 	};
 	static const char *const tail[] = {
 		"--chdir", "/work", "/usr/bin/setpriv", "--reuid=65534",
@@ -166,6 +167,11 @@ bwrap_terraform(const struct as_config *c, const char *work,
 	memset(&a, 0, sizeof(a));
 	for (i = 0; head[i] != NULL; i++)
 		if (arg(&a, head[i]) == -1)
+			_exit(126);
+	for (i = 0; sandbox_env[i].name != NULL; i++)
+		if (arg(&a, "--setenv") == -1 ||
+		    arg(&a, sandbox_env[i].name) == -1 ||
+		    arg(&a, sandbox_env[i].value) == -1)
 			_exit(126);
 	if (providers_each(c, providers, provider_bind, &a) == -1 ||
 	    arg(&a, "--bind") == -1 || arg(&a, work) == -1 ||

@@ -58,8 +58,7 @@
  * then init from the plugin directory only, the lock file unchanged.
  */
 static const char build_script[] =
-    "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
-    "TF_CLI_CONFIG_FILE=/dev/null; "
+    "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1; "
     "[ -f .terraform.lock.hcl ] || exit 0; "
     "awk 'BEGIN { print \"terraform {\"; print \"required_providers {\" } "
     "/^provider \"[A-Za-z0-9._\\/-]+\" [{]$/ { if (a != \"\") exit 1; "

@@ -28,8 +28,8 @@
 #include "tools.h"
 
 /*
- * No CLI configuration, no update check, no prompt: nothing but the
- * module.  Go's collector, which terraform and its providers run on,
+ * No update check, no prompt: nothing but the module (and no CLI
+ * configuration: the environment's, sandbox_env.c).  Go's collector, which terraform and its providers run on,
  * waits until a heap nears half the sandbox's memory (GOGC=off with
  * GOMEMLIMIT, https://go.dev/doc/gc-guide#Memory_limit): a collection
  * costs far more under gVisor than outside it, and a plan's start is
@@ -38,8 +38,7 @@
  * 750 ms `runsc do terraform plan`, measured here.
  */
 #define TF_ENV	"export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 " \
-		"TF_CLI_CONFIG_FILE=/dev/null GOGC=off GOMEMLIMIT=%ldMiB " \
-		"GOMAXPROCS=%ld; "
+		"GOGC=off GOMEMLIMIT=%ldMiB GOMAXPROCS=%ld; "
 /*
  * A phase is announced on the shell's stdin, which the launcher reads
  * (launcher_phase.c); terraform, and the module code it runs, gets

@@ -9,7 +9,8 @@
  * in between is refused, not followed.  Links, hard links, fifos,
  * devices and sockets are refused by name, and so are the places from
  * which Terraform would take providers or settings of the module's
- * choosing.
+ * choosing, names that begin with a dot, and module calls of other
+ * than local sources (tfsource.c).
  *
  * The copy can also compute the tree's digest: SHA-256 over one line
  * per entry in name order, "d PATH" for a directory and "f PATH SIZE
@@ -30,7 +31,9 @@
 #include <unistd.h>
 
 #include "cjson.h"
+#include "io.h"
 #include "launcher.h"
+#include "tfsource.h"
 #include "treecopy.h"
 
 #define TREE_MAX_BYTES	(64L * 1024 * 1024)
@@ -118,12 +121,25 @@ refused_name(const char *name)
 	return NULL;
 }
 
+/*
+ * Names with a leading dot are where programs look for their
+ * configuration (.gitconfig, .git, .config, .netrc, .ssh, .gnupg,
+ * .npmrc, .aws, .kube...): none is copied, but the lock file, which
+ * terraform reads as what it is, the providers' versions and digests.
+ */
+static int
+dot_refused(const char *name)
+{
+	return name[0] == '.' && strcmp(name, ".terraform.lock.hcl") != 0;
+}
+
 /* runnerd keeps the state: the module's own is left out. */
 static int
 skipped_name(const char *name)
 {
 	return strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-	    strncmp(name, "terraform.tfstate", 17) == 0;
+	    strncmp(name, "terraform.tfstate", 17) == 0 ||
+	    strcmp(name, ".terraform.tfstate.lock.info") == 0;
 }
 
 static int
@@ -187,31 +203,48 @@ digest_add(struct tree_copy *t, const char *line)
 		fputs(line, t->manifest);
 }
 
-/* Copies the open file in to name in dst; its SHA-256 in sha. */
+/*
+ * Copies the open file in, of size bytes, to name in dst; its SHA-256
+ * in sha.  It is read once, so that the bytes hashed, read for module
+ * sources (tfsource.c) and written are the same whatever its owner
+ * does meanwhile; one that grew is refused.
+ */
 static int
-copy_open_file(int in, int dst, const char *name, struct tree_copy *t,
-    char sha[SHA256_HEX_LEN + 1])
+copy_open_file(int in, off_t size, int dst, const char *name,
+    const char *rel, struct tree_copy *t, char sha[SHA256_HEX_LEN + 1])
 {
-	char buf[65536];
+	char *buf, extra;
+	size_t len = 0;
 	ssize_t n;
 	int out, r = -1;
 
-	if (sha256_file_hex(in, sha) == -1 || lseek(in, 0, SEEK_SET) == -1)
+	if ((buf = malloc((size_t)size + 1)) == NULL)
+		return tree_fail(t, "%s: out of memory", rel);
+	while (len < (size_t)size && (n = read(in, buf + len,
+	    (size_t)size - len)) > 0)
+		len += (size_t)n;
+	if (len != (size_t)size || read(in, &extra, 1) != 0) {
+		free(buf);
+		return tree_fail(t, "%s: changed while it was copied: "
+		    "refused", rel);
+	}
+	if (!tf_sources_ok(rel, buf, len, t->why, t->whylen)) {
+		free(buf);
 		return -1;
+	}
+	sha256_hex(buf, len, sha);
 	out = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 	    O_CLOEXEC, t->fmode);
-	if (out == -1)
-		return -1;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			goto done;
-	if (n == 0 && fchown(out, t->uid, t->gid) == 0 &&
-	    (!t->sync || fsync(out) == 0))
-		r = 0;
-done:
-	if (close(out) == -1)
-		r = -1;
-	return r;
+	if (out != -1) {
+		if (write_full(out, buf, len) == 0 &&
+		    fchown(out, t->uid, t->gid) == 0 &&
+		    (!t->sync || fsync(out) == 0))
+			r = 0;
+		if (close(out) == -1)
+			r = -1;
+	}
+	free(buf);
+	return r == 0 ? 0 : tree_fail(t, "%s: cannot copy", rel);
 }
 
 static int copy_dir(int, int, const char *, int, struct tree_copy *);
@@ -235,6 +268,11 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 		return tree_fail(t, "%s: Terraform would take providers or "
 		    "settings from it; the operator's mirror is used instead, "
 		    "so it is refused", rel);
+	if (dot_refused(name))
+		return tree_fail(t, "%s: a program could read it as its "
+		    "configuration (names that begin with a dot are where "
+		    "programs look for theirs), so it is refused; only "
+		    ".terraform.lock.hcl is copied", rel);
 	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return tree_fail(t, "%s: cannot read", rel);
 	if (S_ISLNK(st.st_mode))
@@ -279,10 +317,10 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 		return tree_fail(t, "%s: the working directory is larger "
 		    "than 64 MiB", rel);
 	}
-	r = copy_open_file(fd, dst, name, t, sha);
+	r = copy_open_file(fd, ost.st_size, dst, name, rel, t, sha);
 	close(fd);
 	if (r == -1)
-		return tree_fail(t, "%s: cannot copy", rel);
+		return -1;
 	snprintf(line, sizeof(line), "f %s %lld %s\n", rel,
 	    (long long)ost.st_size, sha);
 	digest_add(t, line);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../runnerd/kube.h"
+#include "../../runnerd/launcher.h"
 
 #define REQ_ID	0x0123456789abcdefULL
 
@@ -150,8 +151,39 @@ ATF_TC_BODY(no_credential, tc)
 {
 	json_t *job = build(0);
 
-	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 2);
-	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 2);
+	/* /tmp, /work and the empty HOME. */
+	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 3);
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 3);
+	json_decref(job);
+}
+
+/*
+ * The container's environment is sandbox_env's, in full and only it;
+ * HOME is an emptyDir of the pod's, mounted read-only.
+ */
+ATF_TC_WITHOUT_HEAD(environment);
+ATF_TC_BODY(environment, tc)
+{
+	json_t *job = build(1), *env, *e;
+	size_t i, n;
+
+	env = at(job, CTR "env");
+	for (n = 0; sandbox_env[n].name != NULL; n++)
+		;
+	ATF_REQUIRE_EQ(json_array_size(env), n);
+	json_array_foreach(env, i, e) {
+		ATF_CHECK_STREQ(json_string_value(json_object_get(e, "name")),
+		    sandbox_env[i].name);
+		ATF_CHECK_STREQ(json_string_value(json_object_get(e,
+		    "value")), sandbox_env[i].value);
+	}
+	ATF_CHECK_STREQ(sandbox_env[2].name, "HOME");
+	ATF_CHECK_STREQ(sandbox_env[2].value, "/run/home");
+	expect_str(job, CTR "volumeMounts.3.name", "home");
+	expect_str(job, CTR "volumeMounts.3.mountPath", "/run/home");
+	expect_bool(job, CTR "volumeMounts.3.readOnly", 1);
+	expect_str(job, POD "volumes.3.name", "home");
+	ATF_CHECK(json_is_object(at(job, POD "volumes.3.emptyDir")));
 	json_decref(job);
 }
 
@@ -286,6 +318,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, controls);
 	ATF_TP_ADD_TC(tp, no_credential);
+	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, secret);
 	ATF_TP_ADD_TC(tp, admission);

@@ -520,7 +520,10 @@ def check_breakout(sock, host_file, host_pid, addr, tport, uport):
             continue
         expect(v.startswith("failed:"), "%s did not fail: %s" % (k, v), r)
     expect(lines.get("uid") == "65534,65534", "uid inside", r)
-    allowed = {"HOME", "LANG", "PATH", "TMPDIR"}
+    allowed = {"HOME", "LANG", "PATH", "TMPDIR", "XDG_CONFIG_HOME",
+               "XDG_CACHE_HOME", "XDG_DATA_HOME", "TF_CLI_CONFIG_FILE",
+               "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL",
+               "GIT_TERMINAL_PROMPT"}
     for k in ("env", "agent_env"):
         expect(set(lines[k].split(",")) <= allowed,
                "environment inside: " + lines[k], r)

@@ -1,13 +1,18 @@
 /* The launcher's checks on what the engine asks of it (launcher_bundle.c). */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <atf-c.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <jansson.h>
 #include <string.h>
+
+#include "../../common/config.h"
 
 #include "../../runnerd/launcher.h"
 
@@ -169,8 +174,71 @@ ATF_TC_BODY(rm_tree_links, tc)
 	ATF_CHECK_EQ(rm_tree(path), 0);
 }
 
+static int
+cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The render's and the init cache builder's sandbox (bwrap_terraform)
+ * has runnerd(8)'s environment and nothing else (PWD is the shell's),
+ * and HOME is an empty directory it cannot write.
+ */
+ATF_TC(namespace_sandbox_environment);
+ATF_TC_HEAD(namespace_sandbox_environment, tc)
+{
+	atf_tc_set_md_var(tc, "require.user", "root");
+	atf_tc_set_md_var(tc, "require.progs", "/usr/bin/bwrap");
+}
+ATF_TC_BODY(namespace_sandbox_environment, tc)
+{
+	static const char want[] = "GIT_CONFIG_GLOBAL=/dev/null "
+	    "GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0 HOME=/run/home "
+	    "LANG=C.UTF-8 PATH=/usr/local/bin:/usr/bin:/bin PWD=/work "
+	    "TF_CLI_CONFIG_FILE=/dev/null TMPDIR=/tmp "
+	    "XDG_CACHE_HOME=/run/home XDG_CONFIG_HOME=/run/home "
+	    "XDG_DATA_HOME=/run/home home=0 ";
+	struct as_config conf;
+	char work[PATH_MAX], buf[8192], got[8192] = "", *lines[64], *p;
+	size_t len = 0, n = 0, i;
+	ssize_t r;
+	int fds[2], status;
+	pid_t pid;
+
+	(void)tc;
+	config_defaults(&conf);
+	ATF_REQUIRE(getcwd(work, sizeof(work)) != NULL);
+	strlcat(work, "/work", sizeof(work));
+	ATF_REQUIRE(mkdir(work, 0700) == 0);
+	ATF_REQUIRE(chown(work, SANDBOX_UID, SANDBOX_GID) == 0);
+	ATF_REQUIRE(pipe(fds) == 0);
+	ATF_REQUIRE((pid = fork()) != -1);
+	if (pid == 0)
+		bwrap_terraform(&conf, work, NULL, "env; echo home=$(ls -A "
+		    "\"$HOME\" 2>&1 | wc -l); touch \"$HOME/.gitconfig\" && "
+		    "echo home_written", -1, fds[1], 2);
+	close(fds[1]);
+	while (len < sizeof(buf) - 1 && (r = read(fds[0], buf + len,
+	    sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	buf[len] = '\0';
+	close(fds[0]);
+	ATF_REQUIRE(waitpid(pid, &status, 0) == pid);
+	for (p = strtok(buf, "\n"); p != NULL && n < 64; p = strtok(NULL,
+	    "\n"))
+		lines[n++] = p;
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	for (i = 0; i < n; i++) {
+		strlcat(got, lines[i], sizeof(got));
+		strlcat(got, " ", sizeof(got));
+	}
+	ATF_CHECK_STREQ(got, want);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, namespace_sandbox_environment);
 	ATF_TP_ADD_TC(tp, rm_tree_links);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);

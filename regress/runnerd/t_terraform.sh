@@ -13,7 +13,7 @@ tf_setup()
 	W=$(pwd)
 	mkdir -p tf/empty tf/broken tf/needs-provider outside
 	cp -R "$(as_src)/terraform/demo" "$(as_src)/terraform/k8s-demo" tf/
-	echo 'resource "terraform_data" "x" {' > tf/broken/main.tf
+	echo 'resource "terraform_data" "x" { input = }' > tf/broken/main.tf
 	cat > tf/needs-provider/main.tf <<'TF'
 terraform {
   required_providers {
@@ -175,6 +175,13 @@ terraform_errors_body()
 	as_field text < r.json > r.txt
 	grep -q '"isError":true' r.json || atf_fail "syntax error not an error"
 	grep -q "Error: " r.txt || atf_fail "no terraform message: $(cat r.txt)"
+	# One whose module calls cannot be read is refused before terraform
+	# runs, with where (runnerd/tfsource.c).
+	echo 'resource "terraform_data" "x" {' > tf/broken/main.tf
+	as_call terraform_plan '{"working_dir":"broken"}' > r.json
+	as_field text < r.json > r.txt
+	grep -q "^main.tf:2: a bracket that does not close" r.txt ||
+	    atf_fail "not refused with where: $(cat r.txt)"
 	as_call terraform_plan '{"working_dir":"needs-provider"}' > r.json
 	as_field text < r.json > r.txt
 	grep -q '"isError":true' r.json || atf_fail "missing provider not an error"

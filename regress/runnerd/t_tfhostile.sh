@@ -29,6 +29,27 @@ tf_wrapped()
 	echo 'resource "terraform_data" "x" { input = "a" }' > tf/m/main.tf
 }
 
+# A fresh module m of one resource.
+tf_module()
+{
+	rm -rf tf/m
+	mkdir -p tf/m
+	echo 'resource "terraform_data" "x" {}' > tf/m/main.tf
+}
+
+# A plan of m ($3: tool, else terraform_plan) is refused before
+# terraform runs, saying $2 (a grep pattern); $1 names the case.
+tf_refused()
+{
+	tf_call "${3:-terraform_plan}" > out
+	grep -q '"isError":true' out || atf_fail "$1: planned: $(cat out)"
+	grep -q "$2" out || atf_fail "$1: want \"$2\": $(cat out)"
+	grep -q "OUTSIDE-\|SMUDGED" out && atf_fail "$1: a hostile file was read"
+	grep -qi "terraform init\|Initializing" out &&
+	    atf_fail "$1: terraform ran: $(cat out)"
+	return 0
+}
+
 # The plan in file $1 is an error, and nothing of it is left.
 tf_failed_clean()
 {
@@ -112,46 +133,29 @@ bad_entries_body()
 	tf_setup
 	echo "OUTSIDE-$$" > outside
 	chmod 600 outside
-	mk()
-	{
-		rm -rf tf/m
-		mkdir -p tf/m
-		echo 'resource "terraform_data" "x" {}' > tf/m/main.tf
-	}
-	# Refused while the workspace is made: runsc never starts, so
-	# terraform says nothing.
-	check()
-	{
-		tf_call terraform_plan > out
-		grep -q '"isError":true' out || atf_fail "$1: planned: $(cat out)"
-		grep -q "$2" out || atf_fail "$1: want \"$2\": $(cat out)"
-		grep -q "OUTSIDE-" out && atf_fail "$1: outside file read"
-		grep -qi "terraform init\|Initializing" out &&
-		    atf_fail "$1: terraform ran: $(cat out)"
-		return 0
-	}
-	mk; ln -s "$W/outside" tf/m/data.txt
-	check symlink "data.txt: symbolic links are refused"
-	mk; mkfifo tf/m/pipe
-	check fifo "pipe: not a file or a directory"
-	mk; ln "$W/outside" tf/m/hard.txt
-	check hardlink "hard.txt: hard links are refused"
+	# Refused while the workspace is made: runsc never starts.
+	tf_module; ln -s "$W/outside" tf/m/data.txt
+	tf_refused symlink "data.txt: symbolic links are refused"
+	tf_module; mkfifo tf/m/pipe
+	tf_refused fifo "pipe: not a file or a directory"
+	tf_module; ln "$W/outside" tf/m/hard.txt
+	tf_refused hardlink "hard.txt: hard links are refused"
 	for d in .terraform terraform.d .terraformrc terraform.rc; do
-		mk; mkdir -p "tf/m/$d"
-		check "$d" "$d: Terraform would take providers or settings"
+		tf_module; mkdir -p "tf/m/$d"
+		tf_refused "$d" "$d: Terraform would take providers or settings"
 	done
-	mk; mkdir -p tf/m/mod/terraform.d/plugins
-	check nested "mod/terraform.d: Terraform would take"
-	mk; p=tf/m
+	tf_module; mkdir -p tf/m/mod/terraform.d/plugins
+	tf_refused nested "mod/terraform.d: Terraform would take"
+	tf_module; p=tf/m
 	for i in $(seq 1 20); do p=$p/d; done
 	mkdir -p "$p"
-	check deep "too deep"
-	mk; mkdir tf/m/wide
+	tf_refused deep "too deep"
+	tf_module; mkdir tf/m/wide
 	(cd tf/m/wide && seq 1 10001 | xargs touch)
-	check wide "too many files"
+	tf_refused wide "too many files"
 	# And a clean module still plans, its copy made by a child under
 	# Landlock (where the kernel has it) and the claim keeper's seccomp.
-	mk
+	tf_module
 	before=$(grep -c "landlock ABI .* in force" runnerd.log || :)
 	tf_call terraform_plan > out
 	grep -q '"isError":false' out || atf_fail "a clean module: $(cat out)"
@@ -405,8 +409,223 @@ render_then_fail_cleanup()
 	as_kill_all
 }
 
+atf_test_case dotfiles_refused cleanup
+dotfiles_refused_head()
+{
+	atf_set "descr" "names that begin with a dot, where programs look for their configuration, each refused by name before anything runs; the lock file is kept"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+dotfiles_refused_body()
+{
+	tf_setup
+	for d in .gitconfig .git/ .config/ .netrc .ssh/ .gnupg/ .npmrc \
+	    .pypirc .curlrc .wgetrc .aws/ .kube/ .docker/ .env .envrc \
+	    .profile .bashrc .terraformignore .gitattributes sub/.gitconfig \
+	    sub/.config/; do
+		tf_module
+		case $d in
+		*/) mkdir -p "tf/m/$d" ;;
+		*) mkdir -p "tf/m/$(dirname "$d")"; echo x > "tf/m/$d" ;;
+		esac
+		n=${d%/}
+		tf_refused "$n" "$n: a program could read it as its configuration"
+	done
+	# Terraform's lock file is copied (and read as the lock file);
+	# a local run's state lock is left out with the state.
+	tf_module
+	printf '%s\n' '# made by terraform init' > tf/m/.terraform.lock.hcl
+	echo '{}' > tf/m/.terraform.tfstate.lock.info
+	tf_call terraform_plan > out
+	grep -q '"isError":false' out || atf_fail "the lock file: $(cat out)"
+	as_stop
+}
+dotfiles_refused_cleanup()
+{
+	as_kill_all
+}
+
+# A module whose call of a git repository of its own would have git
+# run what its .gitconfig says, HOME being the module's copy: a smudge
+# filter (rewriting what the person approved), core.fsmonitor and
+# core.hooksPath (commands), include.path and url.insteadOf (other
+# configuration, other repositories).
+tf_git_module()
+{
+	command -v git >/dev/null || atf_skip "git is not installed"
+	tf_module
+	cat > tf/m/main.tf <<'TF'
+module "x" {
+  source = "git::file:///work/repo.git"
+}
+output "o" {
+  value = module.x.o
+}
+TF
+	git init -q --bare tf/m/repo.git
+	rm -rf tf/m/repo.git/hooks
+	git init -q src
+	echo 'output "o" { value = "clean" }' > src/main.tf
+	echo '* filter=evil' > src/.gitattributes
+	git -C src add -A
+	git -C src -c user.name=t -c user.email=t@t commit -qm m
+	git -C src push -q "$W/tf/m/repo.git" HEAD:master
+	cat > tf/m/.gitconfig <<'GIT'
+[filter "evil"]
+	smudge = sed s/clean/SMUDGED/
+	required = true
+[core]
+	fsmonitor = "echo SMUDGED-fsmonitor > /work/fsmonitor"
+	hooksPath = /work/hooks
+[include]
+	path = /work/more.gitconfig
+[url "file:///work/repo.git"]
+	insteadOf = https://example.com/approved.git
+GIT
+}
+
+# The hostile module is refused at its .gitconfig, and without it at
+# its git:: source, named with its file and line; nothing runs.
+tf_git_refused()
+{
+	tf_git_module
+	tf_refused gitconfig ".gitconfig: a program could read it"
+	tf_refused gitconfig_apply ".gitconfig: a program could read it" \
+	    terraform_apply
+	rm tf/m/.gitconfig
+	tf_refused git_source 'main.tf:2: module source \\"git::file:///work/repo.git\\" is refused'
+	sed -i 's|git::file:///work/repo.git|https://example.com/approved.git|' \
+	    tf/m/main.tf
+	tf_refused https_source 'main.tf:2: module source \\"https://example.com/approved.git\\"'
+	# The same module called by a local path plans.
+	rm -rf tf/m/repo.git
+	mkdir tf/m/x
+	echo 'output "o" { value = "clean" }' > tf/m/x/main.tf
+	sed -i 's|https://example.com/approved.git|./x|' tf/m/main.tf
+	tf_call terraform_plan > out
+	grep -q '"isError":false' out || atf_fail "a local call: $(cat out)"
+}
+
+atf_test_case git_module_refused cleanup
+git_module_refused_head()
+{
+	atf_set "descr" "a module's .gitconfig (smudge filter, fsmonitor, hooksPath, include, insteadOf) and its git:: call: refused by name before terraform runs, in plan and apply"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+git_module_refused_body()
+{
+	tf_setup
+	tf_git_refused
+	as_stop
+}
+git_module_refused_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case git_module_refused_pooled cleanup
+git_module_refused_pooled_head()
+{
+	atf_set "descr" "the same from the terraform pool's started sandboxes"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+git_module_refused_pooled_body()
+{
+	AS_TF_RUNNERD_EXTRA="  terraform_pool: 1"
+	tf_setup
+	tf_git_refused
+	grep -q "terraform pool: sandbox" runnerd.log || atf_fail "not pooled"
+	as_stop
+}
+git_module_refused_pooled_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case apply_environment cleanup
+apply_environment_head()
+{
+	atf_set "descr" "module code run by an approved apply sees runnerd(8)'s environment and nothing else, HOME empty and read-only"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+apply_environment_body()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	mkdir -p tf/m
+	cat > tf/m/main.tf <<'TF'
+resource "terraform_data" "x" {
+  provisioner "local-exec" {
+    command = "env | sort | sed 's/^/ENV /'; echo \"ENV home=$(python3 -c 'import os; print(os.listdir(os.environ[\"HOME\"]))' 2>&1)\"; touch \"$HOME/x\" 2>/dev/null && echo ENV home_written; true"
+  }
+}
+TF
+	as_tf_suite "[m]" "" approve
+	tf_call terraform_apply > pending
+	id=$(as_field approval_id < pending)
+	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
+	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
+	as_field text < applied | sed -n 's/.*(local-exec): ENV //p' > env.txt
+	cat > want.txt <<'ENV'
+CHECKPOINT_DISABLE=1
+GIT_CONFIG_GLOBAL=/dev/null
+GIT_CONFIG_NOSYSTEM=1
+GIT_TERMINAL_PROMPT=0
+GOGC=off
+GOMAXPROCS=1
+GOMEMLIMIT=256MiB
+HOME=/run/home
+LANG=C.UTF-8
+PATH=/usr/local/bin:/usr/bin:/bin
+PWD=/work
+TF_CLI_CONFIG_FILE=/dev/null
+TF_INPUT=0
+TF_IN_AUTOMATION=1
+TMPDIR=/tmp
+XDG_CACHE_HOME=/run/home
+XDG_CONFIG_HOME=/run/home
+XDG_DATA_HOME=/run/home
+home=[]
+ENV
+	diff want.txt env.txt > env.diff ||
+	    atf_fail "the apply's environment: $(tr '\n' ' ' < env.diff)"
+	as_stop
+}
+apply_environment_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case apply_environment_pooled cleanup
+apply_environment_pooled_head()
+{
+	atf_set "descr" "the same in a started sandbox of the terraform pool"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+apply_environment_pooled_body()
+{
+	AS_TF_RUNNERD_EXTRA="  terraform_pool: 1"
+	apply_environment_body
+	grep -q "terraform pool: sandbox" runnerd.log || atf_fail "not pooled"
+}
+apply_environment_pooled_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case dotfiles_refused
+	atf_add_test_case git_module_refused
+	atf_add_test_case git_module_refused_pooled
+	atf_add_test_case apply_environment
+	atf_add_test_case apply_environment_pooled
 	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
 	atf_add_test_case render_killed

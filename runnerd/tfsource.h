@@ -1,0 +1,9 @@
+/* tfsource.c: a module's calls of other modules, local paths only. */
+#ifndef AS_TFSOURCE_H
+#define AS_TFSOURCE_H
+
+#include <stddef.h>
+
+int	 tf_sources_ok(const char *, const char *, size_t, char *, size_t);
+
+#endif
