@@ -42,12 +42,15 @@ static size_t			 nadmitted;	/* past the wait: DECIDING on */
  * holds no credential and no sandbox, so a refusal after the wait loses
  * nothing, and the policy that decides it is the one of when it runs.
  * Clients take turns: a client's flood delays another client's call by
- * one call per waiting client, not by the whole flood.
+ * one call per waiting client, not by the whole flood.  And they share
+ * the queue: each client may hold queue_max / (clients waiting) of it,
+ * so that a flood cannot fill it against a client that comes later.
  */
 struct line {
 	TAILQ_ENTRY(line)	 entry;
 	uint32_t		 conn;
-	TAILQ_HEAD(, call)	 calls;		/* oldest first */
+	TAILQ_HEAD(calls_head, call) calls;	/* oldest first */
+	size_t			 n;
 };
 
 /* The clients with waiting calls, the next to be served first. */
@@ -198,6 +201,7 @@ call_free(struct call *k)
 	TAILQ_REMOVE(&calls, k, entry);
 	if (l != NULL) {
 		TAILQ_REMOVE(&l->calls, k, wentry);
+		l->n--;
 		if (TAILQ_EMPTY(&l->calls)) {
 			TAILQ_REMOVE(&ring, l, entry);
 			free(l);
@@ -711,6 +715,7 @@ line_leave(struct call *k)
 	ev_timer_cancel(k->timer);
 	k->timer = 0;
 	TAILQ_REMOVE(&l->calls, k, wentry);
+	l->n--;
 	if (TAILQ_EMPTY(&l->calls)) {
 		TAILQ_REMOVE(&ring, l, entry);
 		free(l);
@@ -734,14 +739,63 @@ waited_too_long(void *arg)
 	call_refuse(k, "tool.failed", why);
 }
 
-/* Puts a call at the end of its client's line; -1 if there is no room. */
-static int
-wait_for_sandbox(struct call *k)
+/*
+ * A client's share of the queue, were it to wait: *most gets the line
+ * of the client that holds the most of it.
+ */
+static size_t
+queue_share(const struct line *mine, struct line **most)
 {
 	struct line *l;
+	size_t nlines = mine == NULL, share;
 
-	if ((long)nwaiting >= runnerd_conf.runnerd.queue_max)
+	*most = NULL;
+	TAILQ_FOREACH(l, &ring, entry) {
+		nlines++;
+		if (*most == NULL || l->n > (*most)->n)
+			*most = l;
+	}
+	share = (size_t)runnerd_conf.runnerd.queue_max / nlines;
+	return share > 0 ? share : 1;
+}
+
+/*
+ * Puts a call at the end of its client's line; -1 with why if there is
+ * no room.  A client within its share that finds the queue full takes
+ * the place of the newest call of the client past its share.
+ */
+static int
+wait_for_sandbox(struct call *k, char *why, size_t whylen)
+{
+	struct line *l, *most;
+	struct call *bumped;
+	size_t share;
+
+	l = line_find(k->conn);
+	share = queue_share(l, &most);
+	if (l != NULL && l->n >= share) {
+		snprintf(why, whylen, "too many calls of this client waiting: "
+		    "%zu, its share of the %ld places (runnerd.queue_max) among "
+		    "the clients waiting; try again later", l->n,
+		    runnerd_conf.runnerd.queue_max);
 		return -1;
+	}
+	if ((long)nwaiting >= runnerd_conf.runnerd.queue_max) {
+		if (most == NULL || most->n <= share) {
+			snprintf(why, whylen, "too many calls: %ld running "
+			    "(runnerd.max_calls) and %ld waiting "
+			    "(runnerd.queue_max); try again later",
+			    runnerd_conf.runnerd.max_calls,
+			    runnerd_conf.runnerd.queue_max);
+			return -1;
+		}
+		bumped = TAILQ_LAST(&most->calls, calls_head);
+		line_leave(bumped);
+		call_refuse(bumped, "tool.failed", "too many calls of this "
+		    "client waiting: another client's call took its place in "
+		    "the queue (runnerd.queue_max is shared among the clients "
+		    "waiting); try again later");
+	}
 	if ((l = line_find(k->conn)) == NULL) {
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			fatal("line");
@@ -754,6 +808,7 @@ wait_for_sandbox(struct call *k)
 	k->timer = ev_timer(runnerd_conf.runnerd.queue_wait * 1000,
 	    waited_too_long, k);
 	TAILQ_INSERT_TAIL(&l->calls, k, wentry);
+	l->n++;
 	nwaiting++;
 	return 0;
 }
@@ -807,12 +862,8 @@ requested(void *arg, const char *why)
 		decide(k);
 		return;
 	}
-	if (wait_for_sandbox(k) == 0)
+	if (wait_for_sandbox(k, err, sizeof(err)) == 0)
 		return;
-	snprintf(err, sizeof(err), "too many calls: %ld running "
-	    "(runnerd.max_calls) and %ld waiting (runnerd.queue_max); try "
-	    "again later", runnerd_conf.runnerd.max_calls,
-	    runnerd_conf.runnerd.queue_max);
 	call_refuse(k, "tool.failed", err);
 }
 

@@ -154,6 +154,30 @@ def check_turns(sock):
     expect(before <= 1, "b's call ran after %d of a's 6" % before, order)
 
 
+# queue_max 4: a client's share is 4 / (clients waiting).  A flood of
+# a's that fills the queue gives up its newest calls to b's, and each
+# client past its share is refused, the other not.
+def check_share(sock):
+    blk = Blocker(sock)
+    a, b = Client(sock, "a"), Client(sock, "b")
+    flood = [echo(a, "a%d" % i) for i in range(4)]
+    recorded(flood)
+    took = "another client's call took its place"
+    mine = [echo(b, "b0")]
+    refused(a.result(flood[3]), took)
+    one_end(flood[3], "tool.failed", "took its place")
+    mine.append(echo(b, "b1"))
+    refused(a.result(flood[2]), took)
+    over = echo(b, "b2")
+    refused(b.result(over), "its share")
+    one_end(over, "tool.failed", "its share")
+    over = echo(a, "a4")
+    refused(a.result(over), "its share")
+    blk.release()
+    for r in list(results(a, 2).values()) + list(results(b, 2).values()):
+        ok(r)
+
+
 # queue_wait 1s: a call that waited that long is refused, one end.
 def check_wait(sock):
     b = Blocker(sock)

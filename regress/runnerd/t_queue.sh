@@ -45,13 +45,16 @@ rq_case full "a call finding the queue full is refused at once" \
   queue_wait: 10m"
 rq_case turns "clients take turns: one call of another client overtakes a flood" \
     "  queue_wait: 10m"
+rq_case share "clients share the queue: a flood gives up places to a later client, and a client past its share is refused" \
+    "  queue_max: 4
+  queue_wait: 10m"
 rq_case wait "a call that waited queue_wait is refused" "  queue_wait: 1s"
 rq_case leave "a cancelled call and the call of a client gone leave the queue" \
     "  queue_wait: 10m"
 
 atf_init_test_cases()
 {
-	for t in all_served full turns wait leave; do
+	for t in all_served full turns share wait leave; do
 		atf_add_test_case "$t"
 	done
 }
