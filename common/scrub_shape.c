@@ -1,31 +1,26 @@
 /*
- * Redaction before anything reaches the log.  Two rules, applied to
- * every level of an event's fields: a value under a key named like a
- * secret is replaced whole, and any secret-shaped run inside any string
- * (keys included, tool output included) is cut out.  Shapes are matched
- * by hand rather than with regex(3) so that one linear pass does all: a
- * shape may only start where the byte before is not alphanumeric, so
- * inside a word the pass costs one isalnum() a byte.
+ * The shapes of secrets in free text, matched by hand rather than with
+ * regex(3) so that one linear pass does all.  A shape with a prefix of
+ * its own (ghp_, AKIA, eyJ, -----BEGIN) is found wherever it stands,
+ * glued to a word included; one without (a key's value, a bare 40
+ * character AWS secret) needs the byte before it to end a word.  Every
+ * forward read is bounded or ends in a match, so that a string packed
+ * with near-misses costs a bounded amount per byte.
  */
 #include <ctype.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scrub.h"
-
-/* What one shape matched at s[i]: keep bytes stay, the rest is cut. */
-struct hit {
-	const char	*kind;
-	size_t		 keep;
-	size_t		 len;
-};
+#include "scrub_shape.h"
 
 /*
  * A token: a literal prefix, then a body of one character class read to
  * its end, whose length must lie in [min, max] (max 0: no limit).
  * mixed: the body must hold upper, lower and digits, which random keys
- * do and words, names and hex digests do not.
+ * do and words, names and hex digests do not.  alone: the prefix is too
+ * common inside words and base64 to count there.
  */
 struct token {
 	const char	*kind;
@@ -34,8 +29,16 @@ struct token {
 	int		(*body)(int);
 	size_t		 min, max;
 	int		 mixed;
+	int		 alone;
 };
 #define PFX(p)	(p), sizeof(p) - 1
+
+/* How far a body without a length limit is read before it counts. */
+#define BODY_CAP	512
+/* A JWT header glued to a word is read at most this far. */
+#define JWT_HEADER_CAP	1024
+/* How far back a command line is read for its program's name. */
+#define COMMAND_CAP	512
 
 static int
 is_word(int c)
@@ -85,8 +88,8 @@ is_upper_digit(int c)
  *   "Announcing npm's new access token format").
  * - Anthropic: sk-ant-api03- + ~95 base64url, ~108 in all; OpenAI: sk-
  *   + 48 base62, or sk-proj-/sk-svcacct- + base64url.  sk- is also a
- *   word prefix (sk-learn): 40 characters at least, mixed.
- * - Vault: hvs./hvb./hvr., and the older s./b./r. service forms.
+ *   word prefix (sk-learn): 40 characters at least, mixed, alone.
+ * - Vault: hvs./hvb./hvr., and the older s./b./r. service forms (alone).
  * - AWS: AKIA (long-term) and ASIA (session) ids and their IAM cousins,
  *   + 16 of [A-Z0-9]; a secret key is 40 base64 characters, mixed.
  * - "-----BEGIN" in base64 starts "LS0tLS1CRUdJTi": a PEM block (private
@@ -94,61 +97,71 @@ is_upper_digit(int c)
  * Longer prefixes come first: sk-ant- before sk-.
  */
 static const struct token tokens[] = {
-	{ "github-token", PFX("ghp_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("gho_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghu_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghs_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghr_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("github_pat_"), is_word, 60, 244, 0 },
-	{ "gitlab-token", PFX("glpat-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxa-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxb-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxp-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxr-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxs-"), is_b64url, 20, 0, 0 },
-	{ "stripe-key", PFX("sk_live_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("rk_live_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("sk_test_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("rk_test_"), is_word, 16, 247, 0 },
-	{ "google-api-key", PFX("AIza"), is_b64url, 35, 35, 0 },
-	{ "npm-token", PFX("npm_"), is_word, 36, 36, 0 },
-	{ "anthropic-key", PFX("sk-ant-"), is_b64url, 32, 0, 1 },
-	{ "openai-key", PFX("sk-"), is_b64url, 40, 0, 1 },
-	{ "vault-token", PFX("hvs."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("hvb."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("hvr."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("s."), is_b64url, 24, 0, 0 },
-	{ "vault-token", PFX("b."), is_b64url, 24, 0, 0 },
-	{ "vault-token", PFX("r."), is_b64url, 24, 0, 0 },
-	{ "aws-key-id", PFX("AKIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ASIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AIDA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AROA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AGPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ANPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ANVA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AIPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ABIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ACCA"), is_upper_digit, 16, 16, 0 },
-	{ "private-key", PFX("LS0tLS1CRUdJTi"), is_b64_lines, 0, 0, 0 },
-	{ "aws-secret", PFX(""), is_b64, 40, 40, 1 },
+	{ "github-token", PFX("ghp_"), is_word, 36, 251, 0, 0 },
+	{ "github-token", PFX("gho_"), is_word, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghu_"), is_word, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghs_"), is_word, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghr_"), is_word, 36, 251, 0, 0 },
+	{ "github-token", PFX("github_pat_"), is_word, 60, 244, 0, 0 },
+	{ "gitlab-token", PFX("glpat-"), is_b64url, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxa-"), is_b64url, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxb-"), is_b64url, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxp-"), is_b64url, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxr-"), is_b64url, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxs-"), is_b64url, 20, 0, 0, 0 },
+	{ "stripe-key", PFX("sk_live_"), is_word, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("rk_live_"), is_word, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("sk_test_"), is_word, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("rk_test_"), is_word, 16, 247, 0, 0 },
+	{ "google-api-key", PFX("AIza"), is_b64url, 35, 35, 0, 0 },
+	{ "npm-token", PFX("npm_"), is_word, 36, 36, 0, 0 },
+	{ "anthropic-key", PFX("sk-ant-"), is_b64url, 32, 0, 1, 0 },
+	{ "openai-key", PFX("sk-"), is_b64url, 40, 0, 1, 1 },
+	{ "vault-token", PFX("hvs."), is_b64url, 20, 0, 0, 0 },
+	{ "vault-token", PFX("hvb."), is_b64url, 20, 0, 0, 0 },
+	{ "vault-token", PFX("hvr."), is_b64url, 20, 0, 0, 0 },
+	{ "vault-token", PFX("s."), is_b64url, 24, 0, 0, 1 },
+	{ "vault-token", PFX("b."), is_b64url, 24, 0, 0, 1 },
+	{ "vault-token", PFX("r."), is_b64url, 24, 0, 0, 1 },
+	{ "aws-key-id", PFX("AKIA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ASIA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AIDA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AROA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AGPA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ANPA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ANVA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AIPA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ABIA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ACCA"), is_upper_digit, 16, 16, 0, 0 },
+	{ "private-key", PFX("LS0tLS1CRUdJTi"), is_b64_lines, 0, 0, 0, 0 },
+	{ "aws-secret", PFX(""), is_b64, 40, 40, 1, 1 },
 };
+
+/* How many bytes from s[i] on are ok, at most max of them. */
+static size_t
+span_upto(const char *s, size_t len, size_t i, int (*ok)(int), size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && i + n < len && ok((unsigned char)s[i + n]))
+		n++;
+	return n;
+}
 
 static size_t
 span(const char *s, size_t len, size_t i, int (*ok)(int))
 {
-	size_t n = 0;
-
-	while (i + n < len && ok((unsigned char)s[i + n]))
-		n++;
-	return n;
+	return span_upto(s, len, i, ok, SIZE_MAX);
 }
 
 static int
 has_prefix(const char *s, size_t len, size_t i, const char *p)
 {
-	size_t n = strlen(p);
+	size_t n;
 
+	if (i >= len || s[i] != p[0])
+		return 0;
+	n = strlen(p);
 	return i + n <= len && memcmp(s + i, p, n) == 0;
 }
 
@@ -174,32 +187,36 @@ mixed(const char *s, size_t n)
 }
 
 /*
- * The one token matcher.  A token stands alone: the byte before it is
- * not part of a base64url run, a dotted name, or (whitespace aside) its
- * own body.
+ * The one token matcher.  A token that must stand alone has before it
+ * no part of a base64url run, of a dotted name, or (whitespace aside)
+ * of its own body.  A body without a limit is judged on its first
+ * BODY_CAP bytes and, if it passes, taken whole.
  */
 static int
 match_token(const struct token *t, const char *s, size_t len, size_t i,
-    struct hit *h)
+    struct scrub_hit *h)
 {
-	size_t n;
+	size_t n, cap;
 	int c;
 
-	if (len - i < t->plen + t->min ||
-	    memcmp(s + i, t->prefix, t->plen) != 0)
-		return 0;
-	if (i > 0) {
+	if (t->alone && i > 0) {
 		c = (unsigned char)s[i - 1];
 		if (is_b64url(c) || c == '.' || (t->body(c) && !isspace(c)))
 			return 0;
 	}
-	/* A body that may wrap does not take the line end after it. */
-	n = span(s, len, i + t->plen, t->body);
-	while (n > 0 && isspace((unsigned char)s[i + t->plen + n - 1]))
-		n--;
+	if (len - i < t->plen + t->min ||
+	    memcmp(s + i, t->prefix, t->plen) != 0)
+		return 0;
+	cap = t->max != 0 ? t->max + 1 : BODY_CAP;
+	n = span_upto(s, len, i + t->plen, t->body, cap);
 	if (n < t->min || (t->max != 0 && n > t->max) ||
 	    (t->mixed && !mixed(s + i + t->plen, n)))
 		return 0;
+	if (n == cap)
+		n += span(s, len, i + t->plen + n, t->body);
+	/* A body that may wrap (base64(1)'s) leaves the line end after it. */
+	while (n > 0 && isspace((unsigned char)s[i + t->plen + n - 1]))
+		n--;
 	h->kind = t->kind;
 	h->keep = 0;
 	h->len = t->plen + n;
@@ -210,29 +227,47 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 _Static_assert(NTOKENS <= 64, "one bit per token in candidates[]");
 
 /*
- * Tried in table order, but only those that can start with s[i]: a set
- * of them per first byte, built on first use.
+ * The tokens that can start with a byte, at a word's start [0] and
+ * inside a word [1]; built on first use.
  */
-static int
-match_tokens(const char *s, size_t len, size_t i, struct hit *h)
+static uint64_t candidates[2][256];
+
+static void
+candidates_build(void)
 {
-	static uint64_t candidates[256];
 	static int built;
-	uint64_t m;
 	size_t k;
 	int c;
 
-	if (!built) {
-		for (k = 0; k < NTOKENS; k++)
-			for (c = 0; c < 256; c++)
-				if (tokens[k].plen == 0 ||
-				    (unsigned char)tokens[k].prefix[0] == c)
-					candidates[c] |= 1ULL << k;
-		built = 1;
-	}
-	for (m = candidates[(unsigned char)s[i]]; m != 0; m &= m - 1)
-		if (match_token(&tokens[__builtin_ctzll(m)], s, len, i, h))
+	if (built)
+		return;
+	for (k = 0; k < NTOKENS; k++)
+		for (c = 0; c < 256; c++)
+			if (tokens[k].plen == 0 ||
+			    (unsigned char)tokens[k].prefix[0] == c) {
+				candidates[0][c] |= 1ULL << k;
+				if (!tokens[k].alone)
+					candidates[1][c] |= 1ULL << k;
+			}
+	built = 1;
+}
+
+/* Tried in table order, but only those that can start with s[i]. */
+static int
+match_tokens(const char *s, size_t len, size_t i, int glued,
+    struct scrub_hit *h)
+{
+	const struct token *t;
+	uint64_t m;
+
+	candidates_build();
+	for (m = candidates[glued][(unsigned char)s[i]]; m != 0; m &= m - 1) {
+		t = &tokens[__builtin_ctzll(m)];
+		if (t->plen > 1 && (i + 1 >= len || s[i + 1] != t->prefix[1]))
+			continue;
+		if (match_token(t, s, len, i, h))
 			return 1;
+	}
 	return 0;
 }
 
@@ -242,7 +277,7 @@ match_tokens(const char *s, size_t len, size_t i, struct hit *h)
  * that a run of BEGINs without one costs no more than its length.
  */
 static int
-match_pem(const char *s, size_t len, size_t i, struct hit *h)
+match_pem(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
 	const char *tag, *end;
 	size_t line;
@@ -263,16 +298,20 @@ match_pem(const char *s, size_t len, size_t i, struct hit *h)
 	return 1;
 }
 
-/* header.payload.signature, the header being base64url of '{"'. */
+/*
+ * header.payload.signature, the header being base64url of '{"'.  Inside
+ * a base64url run the header is read at most JWT_HEADER_CAP: a run of
+ * eyJ costs that much each, not the run's length.
+ */
 static int
-match_jwt(const char *s, size_t len, size_t i, struct hit *h)
+match_jwt(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
 	size_t a, b;
 
-	if ((i > 0 && is_b64url((unsigned char)s[i - 1])) ||
-	    !has_prefix(s, len, i, "eyJ"))
+	if (!has_prefix(s, len, i, "eyJ"))
 		return 0;
-	a = span(s, len, i, is_b64url);
+	a = span_upto(s, len, i, is_b64url, i > 0 &&
+	    is_b64url((unsigned char)s[i - 1]) ? JWT_HEADER_CAP : SIZE_MAX);
 	if (a < 10 || i + a >= len || s[i + a] != '.')
 		return 0;
 	b = span(s, len, i + a + 1, is_b64url);
@@ -296,14 +335,15 @@ is_scheme(int c)
  * userinfo; each part is read at most 256 bytes.
  */
 static int
-match_url(const char *s, size_t len, size_t i, struct hit *h)
+match_url(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
 	static const char stop[] = "@/?#\"' \t\r\n";
 	size_t j, p;
 
-	if (!isalpha((unsigned char)s[i]))
+	if (!isalpha((unsigned char)s[i]) ||
+	    (i > 0 && is_scheme((unsigned char)s[i - 1])))
 		return 0;
-	j = i + span(s, len, i, is_scheme);
+	j = i + span_upto(s, len, i, is_scheme, 33);
 	if (j - i > 32 || !has_prefix(s, len, j, "://"))
 		return 0;
 	for (j += 3, p = j; j < len && j - p < 256 && s[j] != ':' &&
@@ -328,286 +368,280 @@ is_keychar(int c)
 	return isalnum(c) || c == '_' || c == '-' || c == '.';
 }
 
+static int
+is_quote(int c)
+{
+	return c == '"' || c == '\'';
+}
+
 /*
- * The value after a key named like a secret in free text (command lines,
- * shell output, config files): password=v, --token=v, "api_key": "v",
- * secret: v.  Key and separator stay, and so does an HTTP scheme word
- * (Authorization: Bearer v).  A quoted value runs to its closing quote,
- * an unquoted one to a space or punctuation; neither crosses a line.
+ * Where a value starting at s[j] ends: a quoted one (q its opening
+ * quote, already passed) at its closing quote, an unquoted one at a
+ * space (a JSON-escaped one too) or punctuation; neither crosses a line.
+ */
+static size_t
+value_end(const char *s, size_t len, size_t j, int q)
+{
+	size_t v;
+
+	for (v = j; v < len && s[v] != '\n' && s[v] != '\0'; v++) {
+		if (s[v] == '\\' && v + 1 < len && q != 0)
+			v++;
+		else if (s[v] == '\\' && v + 1 < len &&
+		    strchr("ntr", s[v + 1]) != NULL)
+			break;
+		else if (q != 0 ? s[v] == q : isspace((unsigned char)s[v]) ||
+		    strchr("\"',;&)]}", s[v]) != NULL)
+			break;
+	}
+	return v;
+}
+
+static int
+b64_digit(int c)
+{
+	const char *p;
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
+
+	return c != '\0' && (p = strchr(digits, c)) != NULL ? p - digits : -1;
+}
+
+/*
+ * Whether v is padded base64 of printable "user:password", as docker's
+ * config.json holds a registry login under "auth" (docs.docker.com,
+ * "docker login", credential stores).
  */
 static int
-match_keyed(const char *s, size_t len, size_t i, struct hit *h)
+is_basic_auth(const char *v, size_t n)
+{
+	size_t j, pad, out = 0;
+	int d, c, colon = 0, bits = 0;
+	unsigned acc = 0;
+
+	if (n < 8 || n % 4 != 0)
+		return 0;
+	for (pad = 0; pad < 2 && v[n - 1 - pad] == '='; pad++)
+		;
+	for (j = 0; j < n - pad; j++) {
+		if ((d = b64_digit((unsigned char)v[j])) == -1)
+			return 0;
+		acc = (acc << 6 | (unsigned)d) & 0xffffff;
+		if ((bits += 6) < 8)
+			continue;
+		bits -= 8;
+		c = (acc >> bits) & 0xff;
+		if (c < 0x20 || c > 0x7e)
+			return 0;
+		colon |= c == ':' && out > 0;
+		out++;
+	}
+	return colon;
+}
+
+/*
+ * A flag's value: not another flag, a redirection (--with-token <<<) or
+ * a count (--max-tokens 1024).
+ */
+static int
+flag_value(const char *s, size_t n)
+{
+	size_t j;
+
+	if (n == 0 || strchr("-<>|", s[0]) != NULL)
+		return 0;
+	for (j = 0; j < n && isdigit((unsigned char)s[j]); j++)
+		;
+	return j < n;
+}
+
+/*
+ * The value after a key named like a secret in free text (command lines,
+ * shell output, config files): password=v, --token=v, --token v,
+ * "api_key": "v", secret: v.  Key and separator stay, and so does an
+ * HTTP scheme word (Authorization: Bearer v).  Docker's "auth": "v" is
+ * one too when v is base64 of user:password.
+ */
+static int
+match_keyed(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
 	static const char *const schemes[] = { "Bearer ", "Basic ",
 	    "token ", NULL };
 	char key[64];
 	size_t k, j, v;
-	int q;
+	int q, spaced, docker = 0;
 
 	if (i > 0 && is_keychar((unsigned char)s[i - 1]))
 		return 0;
-	k = span(s, len, i, is_keychar);
+	if ((k = span_upto(s, len, i, is_keychar, sizeof(key))) == 0 ||
+	    k >= sizeof(key))
+		return 0;
 	j = i + k;
-	if (j < len && (s[j] == '"' || s[j] == '\''))
+	if (j < len && is_quote(s[j]))
 		j++;
 	while (j < len && (s[j] == ' ' || s[j] == '\t'))
 		j++;
-	if (k == 0 || k >= sizeof(key) || j + 1 >= len ||
-	    (s[j] != '=' && s[j] != ':') || s[j + 1] == '=' || s[j + 1] == ':')
+	/* --password X: a long flag and its value, a space apart. */
+	spaced = j > i + k && k > 2 && s[i] == '-' && s[i + 1] == '-' &&
+	    !is_quote(s[i + k]) && (k < 5 || memcmp(s + i, "--no-", 5) != 0);
+	if (j + 1 < len && (s[j] == '=' || s[j] == ':') && s[j + 1] != '=' &&
+	    s[j + 1] != ':')
+		spaced = 0;
+	else if (!spaced || j >= len)
 		return 0;
 	memcpy(key, s + i, k);
 	key[k] = '\0';
-	if (!scrub_key_is_secret(key))
+	if (!scrub_key_is_secret(key) &&
+	    (spaced || !(docker = strcasecmp(key, "auth") == 0)))
 		return 0;
-	for (j++; j < len && (s[j] == ' ' || s[j] == '\t'); j++)
-		;
-	q = j < len && (s[j] == '"' || s[j] == '\'') ? s[j++] : 0;
-	for (k = 0; q == 0 && schemes[k] != NULL; k++)
+	if (!spaced)
+		for (j++; j < len && (s[j] == ' ' || s[j] == '\t'); j++)
+			;
+	q = j < len && is_quote(s[j]) ? s[j++] : 0;
+	if (docker && (q != '"' || i == 0 || s[i - 1] != '"'))
+		return 0;
+	for (k = 0; q == 0 && !docker && schemes[k] != NULL; k++)
 		if (len - j > strlen(schemes[k]) && strncasecmp(s + j,
 		    schemes[k], strlen(schemes[k])) == 0)
 			j += strlen(schemes[k]);
-	for (v = j; v < len && s[v] != '\n' && s[v] != '\0'; v++) {
-		if (q != 0 && s[v] == '\\' && v + 1 < len)
-			v++;
-		else if (q != 0 ? s[v] == q : isspace((unsigned char)s[v]) ||
-		    strchr("\"',;&)]}", s[v]) != NULL)
-			break;
-	}
-	/* A value that is a known shape whole is named by that shape. */
-	if (v == j || ((match_tokens(s, len, j, h) ||
-	    match_jwt(s, len, j, h)) && h->len == v - j))
+	v = value_end(s, len, j, q);
+	if (v == j || (spaced && q == 0 && !flag_value(s + j, v - j)) ||
+	    (docker && !is_basic_auth(s + j, v - j)))
 		return 0;
-	h->kind = "secret-value";
+	/* A value that is a known shape whole is named by that shape. */
+	if ((match_tokens(s, len, j, 0, h) || match_jwt(s, len, j, h)) &&
+	    h->len == v - j)
+		return 0;
+	h->kind = docker ? "registry-auth" : "secret-value";
 	h->keep = j - i;
 	h->len = v - i;
 	return 1;
 }
 
-static int (*const matchers[])(const char *, size_t, size_t,
-    struct hit *) = {
-	match_pem, match_jwt, match_keyed, match_url, match_tokens,
-};
-
+/* name, or with a trailing '*' any [a-z-] name starting so. */
 static int
-scrub_word(const char *s, size_t len, size_t i, struct hit *h)
+prog_is(const char *w, size_t n, const char *name)
 {
-	size_t k;
+	size_t m = strlen(name), j;
 
-	for (k = 0; k < sizeof(matchers) / sizeof(matchers[0]); k++)
-		if (matchers[k](s, len, i, h))
-			return 1;
-	return 0;
+	if (name[m - 1] != '*')
+		return n == m && memcmp(w, name, n) == 0;
+	if (n < --m || memcmp(w, name, m) != 0)
+		return 0;
+	for (j = m; j < n && (islower((unsigned char)w[j]) || w[j] == '-');
+	    j++)
+		;
+	return j == n;
 }
 
 /*
- * s with every secret-shaped run replaced by <redacted:kind>; NULL when
- * nothing matched (or on ENOMEM, which the caller treats the same way
- * as a failure to record).  *outlen gets the new length.
+ * Whether a word of the command that s[i] is in (back to a line end, a
+ * ';', '|', '&', '(' or '`', at most COMMAND_CAP bytes) names one of
+ * progs, a path's last part counting: the flag at s[i] is then taken to
+ * be that program's.
  */
-char *
-scrub_text(const char *s, size_t len, size_t *outlen)
-{
-	struct hit h;
-	char *out = NULL, *n;
-	size_t i = 0, o = 0, cap = 0, need, from = 0;
-
-	while (i < len) {
-		if ((i > 0 && isalnum((unsigned char)s[i - 1])) ||
-		    !scrub_word(s, len, i, &h)) {
-			i++;
-			continue;
-		}
-		i += h.keep;
-		need = o + (i - from) + strlen(h.kind) + 16 + (len - i);
-		if (need > cap) {
-			if ((n = realloc(out, need)) == NULL) {
-				free(out);
-				return NULL;
-			}
-			out = n;
-			cap = need;
-		}
-		memcpy(out + o, s + from, i - from);
-		o += i - from;
-		o += (size_t)snprintf(out + o, cap - o, "<redacted:%s>",
-		    h.kind);
-		i += h.len - h.keep;
-		from = i;
-	}
-	if (out == NULL)
-		return NULL;
-	memcpy(out + o, s + from, len - from);
-	o += len - from;
-	out[o] = '\0';
-	*outlen = o;
-	return out;
-}
-
-/* Words of a key: snake_case, kebab-case, dotted and camelCase split. */
-static size_t
-key_words(const char *key, char words[][32], size_t max)
-{
-	const char *p;
-	size_t n = 0, w = 0;
-	int c, cut;
-
-	for (p = key;; p++) {
-		c = (unsigned char)*p;
-		cut = c == '\0' || !isalnum(c) || (isupper(c) && w > 0 &&
-		    islower((unsigned char)p[-1]));
-		if (cut && w > 0) {
-			words[n++][w] = '\0';
-			w = 0;
-			if (n == max)
-				break;
-		}
-		if (c == '\0')
-			break;
-		if (isalnum(c) && w < 31)
-			words[n][w++] = (char)tolower(c);
-	}
-	return n;
-}
-
 static int
-word_in(const char *w, const char *const *list)
+in_command(const char *s, size_t i, const char *const *progs)
 {
-	for (; *list != NULL; list++)
-		if (strcmp(w, *list) == 0)
-			return 1;
+	static const char gap[] = " \t\r\"'";
+	size_t b, w, base;
+	const char *const *p;
+
+	for (b = i; b > 0 && i - b < COMMAND_CAP &&
+	    strchr(";|&(`\n", s[b - 1]) == NULL; b--)
+		;
+	while (b < i) {
+		while (b < i && s[b] != '\0' && strchr(gap, s[b]) != NULL)
+			b++;
+		for (w = base = b; b < i && (s[b] == '\0' ||
+		    strchr(gap, s[b]) == NULL); b++)
+			if (s[b] == '/')
+				base = b + 1;
+		for (p = progs; w < b && *p != NULL; p++)
+			if (prog_is(s + base, b - base, *p))
+				return 1;
+	}
 	return 0;
 }
 
-/* PGPASSWORD, ghtoken: a secret word glued to a prefix counts too. */
 static int
-word_ends_in(const char *w, const char *const *list)
+is_port_map(const char *s, size_t n)
 {
-	size_t n = strlen(w), m;
+	size_t j;
 
-	for (; *list != NULL; list++)
-		if ((m = strlen(*list)) <= n && strcmp(w + n - m, *list) == 0)
-			return 1;
-	return 0;
+	for (j = 0; j < n && (isdigit((unsigned char)s[j]) || s[j] == ':' ||
+	    s[j] == '.'); j++)
+		;
+	return j == n && memchr(s, ':', n) != NULL;
 }
 
 /*
- * token, client_token, secretAccessKey, private_key, Authorization ...
- * but not a secret's name, type, path or lifetime (token_ttl, scope,
- * lease_id stay readable).
+ * Passwords in a command's flags where the program alone says so:
+ * mysql -pPASSWORD (any MySQL or MariaDB client; -p alone prompts, and
+ * -p X names a database), and curl -u/--user user:password, -U and
+ * --proxy-user the same.  Elsewhere -p is a port, a path or a flag set,
+ * -u a user id (docker run -u 1000:1000).
+ */
+static int
+match_flag(const char *s, size_t len, size_t i, struct scrub_hit *h)
+{
+	static const char *const mysql[] = { "mysql*", "mariadb*", NULL };
+	static const char *const curl[] = { "curl", NULL };
+	const char *colon;
+	size_t j, v;
+	int q;
+
+	if (i == 0 || len - i < 3 || s[i] != '-' ||
+	    (!isspace((unsigned char)s[i - 1]) && !is_quote(s[i - 1])))
+		return 0;
+	if (s[i + 1] == 'p') {
+		j = i + 2;
+		q = is_quote(s[j]) ? s[j++] : 0;
+		v = value_end(s, len, j, q);
+		if (v == j || (q == 0 && s[j] == '-') ||
+		    is_port_map(s + j, v - j) || !in_command(s, i, mysql))
+			return 0;
+		h->kind = "secret-value";
+		h->keep = j - i;
+		h->len = v - i;
+		return 1;
+	}
+	if (s[i + 1] == 'u' || s[i + 1] == 'U')
+		j = i + 2;
+	else if (has_prefix(s, len, i, "--user ") ||
+	    has_prefix(s, len, i, "--proxy-user "))
+		j = i + (s[i + 2] == 'u' ? 7 : 13);
+	else
+		return 0;
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	q = j < len && is_quote(s[j]) ? s[j++] : 0;
+	v = value_end(s, len, j, q);
+	if ((colon = memchr(s + j, ':', v - j)) == NULL ||
+	    (size_t)(colon - s) + 1 == v || !in_command(s, i, curl))
+		return 0;
+	h->kind = "secret-value";
+	h->keep = (size_t)(colon - s) + 1 - i;
+	h->len = v - i;
+	return 1;
+}
+
+/*
+ * Inside a word only a shape with a prefix of its own can start (a
+ * token's, "eyJ", "-----BEGIN "), which one byte mostly rules out; at a
+ * word's start, any.
  */
 int
-scrub_key_is_secret(const char *key)
+scrub_shape(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
-	static const char *const secret[] = { "token", "tokens", "secret",
-	    "secrets", "password", "passwd", "passphrase", "pwd",
-	    "authorization", "apikey", "cookie", "privatekey", NULL };
-	static const char *const keyed[] = { "private", "api", "access",
-	    "signing", "encryption", NULL };
-	static const char *const about[] = { "ttl", "type", "name", "path",
-	    "file", "count", "length", "len", "expiry", "expires", "at",
-	    "engine", "scope", "policy", "policies", "role", "kind", NULL };
-	char words[16][32];
-	size_t n, i;
-	int hit = 0;
+	int c = (unsigned char)s[i];
+	int glued = i > 0 && isalnum((unsigned char)s[i - 1]);
 
-	if ((n = key_words(key, words, 16)) == 0)
+	candidates_build();
+	if (glued && candidates[1][c] == 0 && c != 'e' && c != '-')
 		return 0;
-	for (i = 0; i < n; i++) {
-		if (word_ends_in(words[i], secret))
-			hit = 1;
-		if (i + 1 < n && strcmp(words[i + 1], "key") == 0 &&
-		    word_in(words[i], keyed))
-			hit = 1;
-	}
-	return hit && !word_in(words[n - 1], about);
-}
-
-static json_t *
-scrub_string(const char *s, size_t len)
-{
-	json_t *j;
-	char *t;
-	size_t tlen;
-
-	if ((t = scrub_text(s, len, &tlen)) == NULL)
-		return json_stringn(s, len);
-	j = json_stringn(t, tlen);
-	free(t);
-	return j;
-}
-
-/*
- * A key gets the same text scrubbing.  Input keys are unique, so a
- * clash can only come from two keys scrubbed alike: number them.
- */
-static int
-scrub_set(json_t *obj, const char *key, json_t *v)
-{
-	char *t, *u = NULL;
-	const char *k;
-	size_t tlen;
-	int i, r;
-
-	t = scrub_text(key, strlen(key), &tlen);
-	k = t != NULL ? t : key;
-	for (i = 2; json_object_get(obj, u != NULL ? u : k) != NULL; i++) {
-		free(u);
-		if (asprintf(&u, "%s#%d", k, i) == -1) {
-			free(t);
-			json_decref(v);
-			return -1;
-		}
-	}
-	r = json_object_set_new(obj, u != NULL ? u : k, v);
-	free(u);
-	free(t);
-	return r;
-}
-
-static int
-secret_kind(const json_t *v)
-{
-	return json_is_string(v) || json_is_object(v) || json_is_array(v) ||
-	    json_is_number(v);
-}
-
-/* A scrubbed deep copy of v, or NULL on ENOMEM. */
-json_t *
-scrub_value(const json_t *v)
-{
-	const char *key;
-	json_t *out, *sv, *x;
-	size_t i;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		if ((out = json_object()) == NULL)
-			return NULL;
-		json_object_foreach((json_t *)v, key, x) {
-			if (scrub_key_is_secret(key) && secret_kind(x))
-				sv = json_string(AUDIT_REDACTED);
-			else
-				sv = scrub_value(x);
-			if (sv == NULL || scrub_set(out, key, sv) == -1) {
-				json_decref(out);
-				return NULL;
-			}
-		}
-		return out;
-	case JSON_ARRAY:
-		if ((out = json_array()) == NULL)
-			return NULL;
-		json_array_foreach(v, i, x) {
-			if ((sv = scrub_value(x)) == NULL ||
-			    json_array_append_new(out, sv) == -1) {
-				json_decref(out);
-				return NULL;
-			}
-		}
-		return out;
-	case JSON_STRING:
-		return scrub_string(json_string_value(v), json_string_length(v));
-	default:
-		return json_incref((json_t *)v);
-	}
+	return match_pem(s, len, i, h) || match_jwt(s, len, i, h) ||
+	    (!glued && (match_keyed(s, len, i, h) ||
+	    match_url(s, len, i, h) || match_flag(s, len, i, h))) ||
+	    match_tokens(s, len, i, glued, h);
 }
