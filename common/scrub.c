@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scrub.h"
 #include "scrub_shape.h"
@@ -346,6 +347,24 @@ word_ends_in(const char *w, const char *const *list)
  * (--password-stdin).  "pass" counts only as the last word of several:
  * SMTP_PASS, not pass or bypass.
  */
+/* One of these is in every secret name: most keys stop here. */
+static int
+has_stem(const char *key)
+{
+	static const char *const stems[] = { "tok", "secr", "pass", "pwd",
+	    "auth", "key", "cookie", NULL };
+	const char *const *p;
+	int c;
+
+	for (; *key != '\0'; key++) {
+		c = tolower((unsigned char)*key);
+		for (p = stems; strchr("tspakc", c) != NULL && *p != NULL; p++)
+			if (c == (*p)[0] && strncasecmp(key, *p, strlen(*p)) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 int
 scrub_key_is_secret(const char *key)
 {
@@ -362,7 +381,7 @@ scrub_key_is_secret(const char *key)
 	size_t n, i;
 	int hit = 0;
 
-	if ((n = key_words(key, words, 16)) == 0)
+	if (!has_stem(key) || (n = key_words(key, words, 16)) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (word_ends_in(words[i], secret))

@@ -17,7 +17,8 @@
 
 /*
  * A token: a literal prefix, then a body of one character class read to
- * its end, whose length must lie in [min, max] (max 0: no limit).
+ * its end (body, a class below), whose length must lie in [min, max]
+ * (max 0: no limit).
  * mixed: the body must hold upper, lower and digits, which random keys
  * do and words, names and hex digests do not.  alone: the prefix is too
  * common inside words and base64 to count there.
@@ -26,7 +27,7 @@ struct token {
 	const char	*kind;
 	const char	*prefix;
 	size_t		 plen;
-	int		(*body)(int);
+	int		 body;
 	size_t		 min, max;
 	int		 mixed;
 	int		 alone;
@@ -38,38 +39,24 @@ struct token {
 /* A JWT header glued to a word is read at most this far. */
 #define JWT_HEADER_CAP	1024
 /* How far back a command line is read for its program's name. */
-#define COMMAND_CAP	512
+#define COMMAND_CAP	256
 
-static int
-is_word(int c)
-{
-	return isalnum(c) || c == '_';
-}
+/* Classes of bytes, one bit each, looked up in classes[]. */
+enum {
+	ALNUM = 1 << 0,
+	WORD = 1 << 1,		/* [A-Za-z0-9_] */
+	B64URL = 1 << 2,	/* [A-Za-z0-9_-] */
+	B64 = 1 << 3,		/* [A-Za-z0-9/+] */
+	B64_LINES = 1 << 4,	/* base64(1) output: padded, wrapped */
+	UPPER_DIGIT = 1 << 5,	/* [A-Z0-9] */
+	SCHEME = 1 << 6,	/* [A-Za-z0-9+.-] */
+	KEYCHAR = 1 << 7,	/* [A-Za-z0-9_.-] */
+	COMMAND_END = 1 << 8,	/* ends a shell command: [;|&(`\n] */
+	WORD_GAP = 1 << 9,	/* between a command's words: [ \t\r"'] */
+};
+static unsigned short classes[256];
 
-static int
-is_b64url(int c)
-{
-	return isalnum(c) || c == '-' || c == '_';
-}
-
-static int
-is_b64(int c)
-{
-	return isalnum(c) || c == '/' || c == '+';
-}
-
-/* base64(1) output: padded, wrapped at 76 columns. */
-static int
-is_b64_lines(int c)
-{
-	return is_b64(c) || c == '=' || c == '\n' || c == '\r';
-}
-
-static int
-is_upper_digit(int c)
-{
-	return isupper(c) || isdigit(c);
-}
+#define IS(c, class)	(classes[(unsigned char)(c)] & (class))
 
 /*
  * Formats as each vendor documents them:
@@ -97,61 +84,61 @@ is_upper_digit(int c)
  * Longer prefixes come first: sk-ant- before sk-.
  */
 static const struct token tokens[] = {
-	{ "github-token", PFX("ghp_"), is_word, 36, 251, 0, 0 },
-	{ "github-token", PFX("gho_"), is_word, 36, 251, 0, 0 },
-	{ "github-token", PFX("ghu_"), is_word, 36, 251, 0, 0 },
-	{ "github-token", PFX("ghs_"), is_word, 36, 251, 0, 0 },
-	{ "github-token", PFX("ghr_"), is_word, 36, 251, 0, 0 },
-	{ "github-token", PFX("github_pat_"), is_word, 60, 244, 0, 0 },
-	{ "gitlab-token", PFX("glpat-"), is_b64url, 20, 0, 0, 0 },
-	{ "slack-token", PFX("xoxa-"), is_b64url, 20, 0, 0, 0 },
-	{ "slack-token", PFX("xoxb-"), is_b64url, 20, 0, 0, 0 },
-	{ "slack-token", PFX("xoxp-"), is_b64url, 20, 0, 0, 0 },
-	{ "slack-token", PFX("xoxr-"), is_b64url, 20, 0, 0, 0 },
-	{ "slack-token", PFX("xoxs-"), is_b64url, 20, 0, 0, 0 },
-	{ "stripe-key", PFX("sk_live_"), is_word, 16, 247, 0, 0 },
-	{ "stripe-key", PFX("rk_live_"), is_word, 16, 247, 0, 0 },
-	{ "stripe-key", PFX("sk_test_"), is_word, 16, 247, 0, 0 },
-	{ "stripe-key", PFX("rk_test_"), is_word, 16, 247, 0, 0 },
-	{ "google-api-key", PFX("AIza"), is_b64url, 35, 35, 0, 0 },
-	{ "npm-token", PFX("npm_"), is_word, 36, 36, 0, 0 },
-	{ "anthropic-key", PFX("sk-ant-"), is_b64url, 32, 0, 1, 0 },
-	{ "openai-key", PFX("sk-"), is_b64url, 40, 0, 1, 1 },
-	{ "vault-token", PFX("hvs."), is_b64url, 20, 0, 0, 0 },
-	{ "vault-token", PFX("hvb."), is_b64url, 20, 0, 0, 0 },
-	{ "vault-token", PFX("hvr."), is_b64url, 20, 0, 0, 0 },
-	{ "vault-token", PFX("s."), is_b64url, 24, 0, 0, 1 },
-	{ "vault-token", PFX("b."), is_b64url, 24, 0, 0, 1 },
-	{ "vault-token", PFX("r."), is_b64url, 24, 0, 0, 1 },
-	{ "aws-key-id", PFX("AKIA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("ASIA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("AIDA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("AROA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("AGPA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("ANPA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("ANVA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("AIPA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("ABIA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "aws-key-id", PFX("ACCA"), is_upper_digit, 16, 16, 0, 0 },
-	{ "private-key", PFX("LS0tLS1CRUdJTi"), is_b64_lines, 0, 0, 0, 0 },
-	{ "aws-secret", PFX(""), is_b64, 40, 40, 1, 1 },
+	{ "github-token", PFX("ghp_"), WORD, 36, 251, 0, 0 },
+	{ "github-token", PFX("gho_"), WORD, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghu_"), WORD, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghs_"), WORD, 36, 251, 0, 0 },
+	{ "github-token", PFX("ghr_"), WORD, 36, 251, 0, 0 },
+	{ "github-token", PFX("github_pat_"), WORD, 60, 244, 0, 0 },
+	{ "gitlab-token", PFX("glpat-"), B64URL, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxa-"), B64URL, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxb-"), B64URL, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxp-"), B64URL, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxr-"), B64URL, 20, 0, 0, 0 },
+	{ "slack-token", PFX("xoxs-"), B64URL, 20, 0, 0, 0 },
+	{ "stripe-key", PFX("sk_live_"), WORD, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("rk_live_"), WORD, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("sk_test_"), WORD, 16, 247, 0, 0 },
+	{ "stripe-key", PFX("rk_test_"), WORD, 16, 247, 0, 0 },
+	{ "google-api-key", PFX("AIza"), B64URL, 35, 35, 0, 0 },
+	{ "npm-token", PFX("npm_"), WORD, 36, 36, 0, 0 },
+	{ "anthropic-key", PFX("sk-ant-"), B64URL, 32, 0, 1, 0 },
+	{ "openai-key", PFX("sk-"), B64URL, 40, 0, 1, 1 },
+	{ "vault-token", PFX("hvs."), B64URL, 20, 0, 0, 0 },
+	{ "vault-token", PFX("hvb."), B64URL, 20, 0, 0, 0 },
+	{ "vault-token", PFX("hvr."), B64URL, 20, 0, 0, 0 },
+	{ "vault-token", PFX("s."), B64URL, 24, 0, 0, 1 },
+	{ "vault-token", PFX("b."), B64URL, 24, 0, 0, 1 },
+	{ "vault-token", PFX("r."), B64URL, 24, 0, 0, 1 },
+	{ "aws-key-id", PFX("AKIA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ASIA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AIDA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AROA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AGPA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ANPA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ANVA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("AIPA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ABIA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "aws-key-id", PFX("ACCA"), UPPER_DIGIT, 16, 16, 0, 0 },
+	{ "private-key", PFX("LS0tLS1CRUdJTi"), B64_LINES, 0, 0, 0, 0 },
+	{ "aws-secret", PFX(""), B64, 40, 40, 1, 1 },
 };
 
-/* How many bytes from s[i] on are ok, at most max of them. */
+/* How many bytes of class from s[i] on, at most max of them. */
 static size_t
-span_upto(const char *s, size_t len, size_t i, int (*ok)(int), size_t max)
+span_upto(const char *s, size_t len, size_t i, int class, size_t max)
 {
 	size_t n = 0;
 
-	while (n < max && i + n < len && ok((unsigned char)s[i + n]))
+	while (n < max && i + n < len && IS(s[i + n], class))
 		n++;
 	return n;
 }
 
 static size_t
-span(const char *s, size_t len, size_t i, int (*ok)(int))
+span(const char *s, size_t len, size_t i, int class)
 {
-	return span_upto(s, len, i, ok, SIZE_MAX);
+	return span_upto(s, len, i, class, SIZE_MAX);
 }
 
 static int
@@ -201,11 +188,11 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 
 	if (t->alone && i > 0) {
 		c = (unsigned char)s[i - 1];
-		if (is_b64url(c) || c == '.' || (t->body(c) && !isspace(c)))
+		if (IS(c, B64URL) || c == '.' || (IS(c, t->body) && !isspace(c)))
 			return 0;
 	}
-	if (len - i < t->plen + t->min ||
-	    memcmp(s + i, t->prefix, t->plen) != 0)
+	if (len - i < t->plen + t->min || (t->plen > 2 &&
+	    memcmp(s + i + 2, t->prefix + 2, t->plen - 2) != 0))
 		return 0;
 	cap = t->max != 0 ? t->max + 1 : BODY_CAP;
 	n = span_upto(s, len, i + t->plen, t->body, cap);
@@ -226,21 +213,31 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 #define NTOKENS	(sizeof(tokens) / sizeof(tokens[0]))
 _Static_assert(NTOKENS <= 64, "one bit per token in candidates[]");
 
-/*
- * The tokens that can start with a byte, at a word's start [0] and
- * inside a word [1]; built on first use.
- */
+/* The tokens that can start with a byte, at a word's start [0] and inside a word [1]. */
 static uint64_t candidates[2][256];
 
+/* classes[] and candidates[], on first use. */
 static void
-candidates_build(void)
+tables_build(void)
 {
 	static int built;
 	size_t k;
-	int c;
+	int c, a;
 
 	if (built)
 		return;
+	for (c = 0; c < 256; c++) {
+		a = isalnum(c) ? ALNUM | WORD | B64URL | B64 | B64_LINES |
+		    SCHEME | KEYCHAR : 0;
+		classes[c] = a | (c == '_' ? WORD | B64URL | KEYCHAR : 0) |
+		    (c == '-' ? B64URL | SCHEME | KEYCHAR : 0) |
+		    (c == '/' || c == '+' ? B64 | B64_LINES : 0) |
+		    (c == '=' || c == '\n' || c == '\r' ? B64_LINES : 0) |
+		    (isupper(c) || isdigit(c) ? UPPER_DIGIT : 0) |
+		    (c == '+' ? SCHEME : 0) | (c == '.' ? SCHEME | KEYCHAR : 0) |
+		    (c != '\0' && strchr(";|&(`\n", c) != NULL ? COMMAND_END : 0) |
+		    (c != '\0' && strchr(" \t\r\"'", c) != NULL ? WORD_GAP : 0);
+	}
 	for (k = 0; k < NTOKENS; k++)
 		for (c = 0; c < 256; c++)
 			if (tokens[k].plen == 0 ||
@@ -260,7 +257,6 @@ match_tokens(const char *s, size_t len, size_t i, int glued,
 	const struct token *t;
 	uint64_t m;
 
-	candidates_build();
 	for (m = candidates[glued][(unsigned char)s[i]]; m != 0; m &= m - 1) {
 		t = &tokens[__builtin_ctzll(m)];
 		if (t->plen > 1 && (i + 1 >= len || s[i + 1] != t->prefix[1]))
@@ -310,23 +306,17 @@ match_jwt(const char *s, size_t len, size_t i, struct scrub_hit *h)
 
 	if (!has_prefix(s, len, i, "eyJ"))
 		return 0;
-	a = span_upto(s, len, i, is_b64url, i > 0 &&
-	    is_b64url((unsigned char)s[i - 1]) ? JWT_HEADER_CAP : SIZE_MAX);
+	a = span_upto(s, len, i, B64URL, i > 0 && IS(s[i - 1], B64URL) ?
+	    JWT_HEADER_CAP : SIZE_MAX);
 	if (a < 10 || i + a >= len || s[i + a] != '.')
 		return 0;
-	b = span(s, len, i + a + 1, is_b64url);
+	b = span(s, len, i + a + 1, B64URL);
 	if (b < 2 || i + a + 1 + b >= len || s[i + a + 1 + b] != '.')
 		return 0;
 	h->kind = "jwt";
 	h->keep = 0;
-	h->len = a + b + 2 + span(s, len, i + a + b + 2, is_b64url);
+	h->len = a + b + 2 + span(s, len, i + a + b + 2, B64URL);
 	return 1;
-}
-
-static int
-is_scheme(int c)
-{
-	return isalnum(c) || c == '+' || c == '.' || c == '-';
 }
 
 /*
@@ -341,9 +331,9 @@ match_url(const char *s, size_t len, size_t i, struct scrub_hit *h)
 	size_t j, p;
 
 	if (!isalpha((unsigned char)s[i]) ||
-	    (i > 0 && is_scheme((unsigned char)s[i - 1])))
+	    (i > 0 && IS(s[i - 1], SCHEME)))
 		return 0;
-	j = i + span_upto(s, len, i, is_scheme, 33);
+	j = i + span_upto(s, len, i, SCHEME, 33);
 	if (j - i > 32 || !has_prefix(s, len, j, "://"))
 		return 0;
 	for (j += 3, p = j; j < len && j - p < 256 && s[j] != ':' &&
@@ -360,12 +350,6 @@ match_url(const char *s, size_t len, size_t i, struct scrub_hit *h)
 	h->keep = p - i;
 	h->len = j - i;
 	return 1;
-}
-
-static int
-is_keychar(int c)
-{
-	return isalnum(c) || c == '_' || c == '-' || c == '.';
 }
 
 static int
@@ -471,9 +455,9 @@ match_keyed(const char *s, size_t len, size_t i, struct scrub_hit *h)
 	size_t k, j, v;
 	int q, spaced, docker = 0;
 
-	if (i > 0 && is_keychar((unsigned char)s[i - 1]))
+	if (i > 0 && IS(s[i - 1], KEYCHAR))
 		return 0;
-	if ((k = span_upto(s, len, i, is_keychar, sizeof(key))) == 0 ||
+	if ((k = span_upto(s, len, i, KEYCHAR, sizeof(key))) == 0 ||
 	    k >= sizeof(key))
 		return 0;
 	j = i + k;
@@ -538,27 +522,32 @@ prog_is(const char *w, size_t n, const char *name)
  * Whether a word of the command that s[i] is in (back to a line end, a
  * ';', '|', '&', '(' or '`', at most COMMAND_CAP bytes) names one of
  * progs, a path's last part counting: the flag at s[i] is then taken to
- * be that program's.
+ * be that program's.  The words are read from s[i] back, and only if
+ * one of the names is there at all.
  */
 static int
 in_command(const char *s, size_t i, const char *const *progs)
 {
-	static const char gap[] = " \t\r\"'";
-	size_t b, w, base;
+	size_t b, w, e, base;
 	const char *const *p;
 
-	for (b = i; b > 0 && i - b < COMMAND_CAP &&
-	    strchr(";|&(`\n", s[b - 1]) == NULL; b--)
+	for (b = i; b > 0 && i - b < COMMAND_CAP && !IS(s[b - 1], COMMAND_END);
+	    b--)
 		;
-	while (b < i) {
-		while (b < i && s[b] != '\0' && strchr(gap, s[b]) != NULL)
-			b++;
-		for (w = base = b; b < i && (s[b] == '\0' ||
-		    strchr(gap, s[b]) == NULL); b++)
-			if (s[b] == '/')
-				base = b + 1;
-		for (p = progs; w < b && *p != NULL; p++)
-			if (prog_is(s + base, b - base, *p))
+	for (p = progs; *p != NULL && memmem(s + b, i - b, *p,
+	    strcspn(*p, "*")) == NULL; p++)
+		;
+	if (*p == NULL)
+		return 0;
+	for (e = i; e > b; e = w) {
+		while (e > b && IS(s[e - 1], WORD_GAP))
+			e--;
+		for (w = e; w > b && !IS(s[w - 1], WORD_GAP); w--)
+			;
+		for (base = e; base > w && s[base - 1] != '/'; base--)
+			;
+		for (p = progs; w < e && *p != NULL; p++)
+			if (prog_is(s + base, e - base, *p))
 				return 1;
 	}
 	return 0;
@@ -634,10 +623,10 @@ match_flag(const char *s, size_t len, size_t i, struct scrub_hit *h)
 int
 scrub_shape(const char *s, size_t len, size_t i, struct scrub_hit *h)
 {
-	int c = (unsigned char)s[i];
-	int glued = i > 0 && isalnum((unsigned char)s[i - 1]);
+	int c = (unsigned char)s[i], glued;
 
-	candidates_build();
+	tables_build();
+	glued = i > 0 && IS(s[i - 1], ALNUM);
 	if (glued && candidates[1][c] == 0 && c != 'e' && c != '-')
 		return 0;
 	return match_pem(s, len, i, h) || match_jwt(s, len, i, h) ||
