@@ -359,7 +359,8 @@ has_stem(const char *key)
 	for (; *key != '\0'; key++) {
 		c = tolower((unsigned char)*key);
 		for (p = stems; strchr("tspakc", c) != NULL && *p != NULL; p++)
-			if (c == (*p)[0] && strncasecmp(key, *p, strlen(*p)) == 0)
+			if (c == (*p)[0] &&
+			    strncasecmp(key, *p, strlen(*p)) == 0)
 				return 1;
 	}
 	return 0;

@@ -174,10 +174,11 @@ mixed(const char *s, size_t n)
 }
 
 /*
- * The one token matcher.  A token that must stand alone has before it
- * no part of a base64url run, of a dotted name, or (whitespace aside)
- * of its own body.  A body without a limit is judged on its first
- * BODY_CAP bytes and, if it passes, taken whole.
+ * The one token matcher, called once the prefix's first two bytes are
+ * seen.  A token that must stand alone has before it no part of a
+ * base64url run, of a dotted name, or (whitespace aside) of its own
+ * body.  A body without a limit is judged on its first BODY_CAP bytes
+ * and, if it passes, taken whole.
  */
 static int
 match_token(const struct token *t, const char *s, size_t len, size_t i,
@@ -188,7 +189,8 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 
 	if (t->alone && i > 0) {
 		c = (unsigned char)s[i - 1];
-		if (IS(c, B64URL) || c == '.' || (IS(c, t->body) && !isspace(c)))
+		if (IS(c, B64URL) || c == '.' ||
+		    (IS(c, t->body) && !isspace(c)))
 			return 0;
 	}
 	if (len - i < t->plen + t->min || (t->plen > 2 &&
@@ -213,7 +215,7 @@ match_token(const struct token *t, const char *s, size_t len, size_t i,
 #define NTOKENS	(sizeof(tokens) / sizeof(tokens[0]))
 _Static_assert(NTOKENS <= 64, "one bit per token in candidates[]");
 
-/* The tokens that can start with a byte, at a word's start [0] and inside a word [1]. */
+/* Tokens that can start with a byte: at a word's start [0], inside [1]. */
 static uint64_t candidates[2][256];
 
 /* classes[] and candidates[], on first use. */
@@ -234,8 +236,10 @@ tables_build(void)
 		    (c == '/' || c == '+' ? B64 | B64_LINES : 0) |
 		    (c == '=' || c == '\n' || c == '\r' ? B64_LINES : 0) |
 		    (isupper(c) || isdigit(c) ? UPPER_DIGIT : 0) |
-		    (c == '+' ? SCHEME : 0) | (c == '.' ? SCHEME | KEYCHAR : 0) |
-		    (c != '\0' && strchr(";|&(`\n", c) != NULL ? COMMAND_END : 0) |
+		    (c == '+' ? SCHEME : 0) |
+		    (c == '.' ? SCHEME | KEYCHAR : 0) |
+		    (c != '\0' && strchr(";|&(`\n", c) != NULL ?
+		    COMMAND_END : 0) |
 		    (c != '\0' && strchr(" \t\r\"'", c) != NULL ? WORD_GAP : 0);
 	}
 	for (k = 0; k < NTOKENS; k++)
