@@ -2,444 +2,294 @@
  * Redaction before anything reaches the log.  Two rules, applied to
  * every level of an event's fields: a value under a key named like a
  * secret is replaced whole, and any secret-shaped run inside any string
- * (keys included, tool output included) is cut out.  Shapes are matched
- * by hand rather than with regex(3) so that one linear pass does all: a
- * shape may only start where the byte before is not alphanumeric, so
- * inside a word the pass costs one isalnum() a byte.
+ * (keys included, tool output included) is cut out.  A string is
+ * matched twice when it holds escapes: as it is, and as it reads once
+ * JSON's \n, \t, \", \uXXXX and URL's %XX are undone (text that is
+ * itself JSON, logged URLs), each cut made in the original.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "scrub.h"
-
-/* What one shape matched at s[i]: keep bytes stay, the rest is cut. */
-struct hit {
-	const char	*kind;
-	size_t		 keep;
-	size_t		 len;
-};
+#include "scrub_shape.h"
 
 /*
- * A token: a literal prefix, then a body of one character class read to
- * its end, whose length must lie in [min, max] (max 0: no limit).
- * mixed: the body must hold upper, lower and digits, which random keys
- * do and words, names and hex digests do not.
+ * A string with its escapes undone: at[k] is where in the original the
+ * escape that gave byte k starts, at[len] the original's end.
  */
-struct token {
+struct view {
+	char	*s;
+	size_t	*at;
+	size_t	 len;
+};
+
+/* What goes, in the original's offsets. */
+struct cut {
+	size_t		 from, to;
 	const char	*kind;
-	const char	*prefix;
-	size_t		 plen;
-	int		(*body)(int);
-	size_t		 min, max;
-	int		 mixed;
-};
-#define PFX(p)	(p), sizeof(p) - 1
-
-static int
-is_word(int c)
-{
-	return isalnum(c) || c == '_';
-}
-
-static int
-is_b64url(int c)
-{
-	return isalnum(c) || c == '-' || c == '_';
-}
-
-static int
-is_b64(int c)
-{
-	return isalnum(c) || c == '/' || c == '+';
-}
-
-/* base64(1) output: padded, wrapped at 76 columns. */
-static int
-is_b64_lines(int c)
-{
-	return is_b64(c) || c == '=' || c == '\n' || c == '\r';
-}
-
-static int
-is_upper_digit(int c)
-{
-	return isupper(c) || isdigit(c);
-}
-
-/*
- * Formats as each vendor documents them:
- * - GitHub: gh[pousr]_ + 36 of [A-Za-z0-9_], "plan to support tokens up
- *   to 255 characters"; github_pat_ + 22 + _ + 59 (github.blog changelog
- *   2021-03-31, "Authentication token format updates").
- * - GitLab: glpat- + 20 or more of [A-Za-z0-9_-] (docs.gitlab.com,
- *   personal access tokens).
- * - Slack: xoxb- bot, xoxp- user, xoxa-/xoxr- app and refresh, xoxs-
- *   session (api.slack.com/docs/token-types), digits, letters and dashes.
- * - Stripe: sk_live_, rk_live_ (restricted), sk_test_, rk_test_ + base62,
- *   up to 255 (docs.stripe.com/keys).
- * - Google: AIza + 35 of [A-Za-z0-9_-] (cloud.google.com/docs/
- *   authentication/api-keys: "AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe").
- * - npm: npm_ + 36 base62, the GitHub format (github.blog 2021-09-23,
- *   "Announcing npm's new access token format").
- * - Anthropic: sk-ant-api03- + ~95 base64url, ~108 in all; OpenAI: sk-
- *   + 48 base62, or sk-proj-/sk-svcacct- + base64url.  sk- is also a
- *   word prefix (sk-learn): 40 characters at least, mixed.
- * - Vault: hvs./hvb./hvr., and the older s./b./r. service forms.
- * - AWS: AKIA (long-term) and ASIA (session) ids and their IAM cousins,
- *   + 16 of [A-Z0-9]; a secret key is 40 base64 characters, mixed.
- * - "-----BEGIN" in base64 starts "LS0tLS1CRUdJTi": a PEM block (private
- *   key or not) as a Kubernetes Secret or kubeconfig carries it.
- * Longer prefixes come first: sk-ant- before sk-.
- */
-static const struct token tokens[] = {
-	{ "github-token", PFX("ghp_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("gho_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghu_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghs_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("ghr_"), is_word, 36, 251, 0 },
-	{ "github-token", PFX("github_pat_"), is_word, 60, 244, 0 },
-	{ "gitlab-token", PFX("glpat-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxa-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxb-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxp-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxr-"), is_b64url, 20, 0, 0 },
-	{ "slack-token", PFX("xoxs-"), is_b64url, 20, 0, 0 },
-	{ "stripe-key", PFX("sk_live_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("rk_live_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("sk_test_"), is_word, 16, 247, 0 },
-	{ "stripe-key", PFX("rk_test_"), is_word, 16, 247, 0 },
-	{ "google-api-key", PFX("AIza"), is_b64url, 35, 35, 0 },
-	{ "npm-token", PFX("npm_"), is_word, 36, 36, 0 },
-	{ "anthropic-key", PFX("sk-ant-"), is_b64url, 32, 0, 1 },
-	{ "openai-key", PFX("sk-"), is_b64url, 40, 0, 1 },
-	{ "vault-token", PFX("hvs."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("hvb."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("hvr."), is_b64url, 20, 0, 0 },
-	{ "vault-token", PFX("s."), is_b64url, 24, 0, 0 },
-	{ "vault-token", PFX("b."), is_b64url, 24, 0, 0 },
-	{ "vault-token", PFX("r."), is_b64url, 24, 0, 0 },
-	{ "aws-key-id", PFX("AKIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ASIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AIDA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AROA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AGPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ANPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ANVA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("AIPA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ABIA"), is_upper_digit, 16, 16, 0 },
-	{ "aws-key-id", PFX("ACCA"), is_upper_digit, 16, 16, 0 },
-	{ "private-key", PFX("LS0tLS1CRUdJTi"), is_b64_lines, 0, 0, 0 },
-	{ "aws-secret", PFX(""), is_b64, 40, 40, 1 },
 };
 
+struct cuts {
+	struct cut	*v;
+	size_t		 n, cap;
+};
+
+static int
+hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The n hex digits at s[i], or -1. */
+static long
+hex_at(const char *s, size_t len, size_t i, size_t n)
+{
+	long v = 0;
+	int d;
+
+	if (len - i < n)
+		return -1;
+	for (; n > 0; n--, i++) {
+		if ((d = hex((unsigned char)s[i])) == -1)
+			return -1;
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+static int
+unescaped(int c)
+{
+	switch (c) {
+	case 'n':
+		return '\n';
+	case 't':
+		return '\t';
+	case 'r':
+		return '\r';
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case '"':
+	case '\'':
+	case '\\':
+	case '/':
+		return c;
+	default:
+		return -1;
+	}
+}
+
+/* \uXXXX at s[i] (a surrogate pair whole) as UTF-8 in out; its width. */
 static size_t
-span(const char *s, size_t len, size_t i, int (*ok)(int))
+unicode_at(const char *s, size_t len, size_t i, char *out, size_t *n)
 {
-	size_t n = 0;
+	long cp, lo;
+	size_t w = 6;
 
-	while (i + n < len && ok((unsigned char)s[i + n]))
-		n++;
-	return n;
-}
-
-static int
-has_prefix(const char *s, size_t len, size_t i, const char *p)
-{
-	size_t n = strlen(p);
-
-	return i + n <= len && memcmp(s + i, p, n) == 0;
-}
-
-static const char *
-find(const char *s, size_t len, size_t from, const char *what)
-{
-	return from >= len ? NULL : memmem(s + from, len - from, what,
-	    strlen(what));
-}
-
-static int
-mixed(const char *s, size_t n)
-{
-	int upper = 0, lower = 0, digit = 0;
-	size_t j;
-
-	for (j = 0; j < n; j++) {
-		upper |= isupper((unsigned char)s[j]) != 0;
-		lower |= islower((unsigned char)s[j]) != 0;
-		digit |= isdigit((unsigned char)s[j]) != 0;
+	if ((cp = hex_at(s, len, i + 2, 4)) == -1)
+		return 0;
+	if (cp >= 0xd800 && cp < 0xdc00 && len - i >= 12 && s[i + 6] == '\\' &&
+	    s[i + 7] == 'u' && (lo = hex_at(s, len, i + 8, 4)) >= 0xdc00 &&
+	    lo < 0xe000) {
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+		w = 12;
+	} else if (cp >= 0xd800 && cp < 0xe000)
+		return 0;
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		*n = 1;
+	} else if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		*n = 2;
+	} else if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		*n = 3;
+	} else {
+		out[0] = (char)(0xf0 | cp >> 18);
+		out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[3] = (char)(0x80 | (cp & 0x3f));
+		*n = 4;
 	}
-	return upper && lower && digit;
+	return w;
 }
 
 /*
- * The one token matcher.  A token stands alone: the byte before it is
- * not part of a base64url run, a dotted name, or (whitespace aside) its
- * own body.
+ * s with its escapes undone, in v: 1, or 0 when it has none (v is then
+ * untouched), or -1 on ENOMEM.  Decoding never lengthens a string.
  */
 static int
-match_token(const struct token *t, const char *s, size_t len, size_t i,
-    struct hit *h)
+view_decode(const char *s, size_t len, struct view *v)
 {
-	size_t n;
-	int c;
+	char b[4];
+	size_t i, k, n, w, bn;
+	int c, changed = 0;
 
-	if (len - i < t->plen + t->min ||
-	    memcmp(s + i, t->prefix, t->plen) != 0)
+	if (memchr(s, '\\', len) == NULL && memchr(s, '%', len) == NULL)
 		return 0;
-	if (i > 0) {
-		c = (unsigned char)s[i - 1];
-		if (is_b64url(c) || c == '.' || (t->body(c) && !isspace(c)))
-			return 0;
+	if ((v->s = malloc(len + 1)) == NULL ||
+	    (v->at = reallocarray(NULL, len + 1, sizeof(*v->at))) == NULL) {
+		free(v->s);
+		return -1;
 	}
-	/* A body that may wrap does not take the line end after it. */
-	n = span(s, len, i + t->plen, t->body);
-	while (n > 0 && isspace((unsigned char)s[i + t->plen + n - 1]))
-		n--;
-	if (n < t->min || (t->max != 0 && n > t->max) ||
-	    (t->mixed && !mixed(s + i + t->plen, n)))
+	for (i = n = 0; i < len; i += w) {
+		b[0] = s[i];
+		w = bn = 1;
+		if (s[i] == '%' && (c = hex_at(s, len, i + 1, 2)) != -1) {
+			b[0] = (char)c;
+			w = 3;
+		} else if (s[i] == '\\' && i + 1 < len && s[i + 1] == 'u') {
+			if ((k = unicode_at(s, len, i, b, &bn)) != 0)
+				w = k;
+		} else if (s[i] == '\\' && i + 1 < len &&
+		    (c = unescaped((unsigned char)s[i + 1])) != -1) {
+			b[0] = (char)c;
+			w = 2;
+		}
+		changed |= w > 1;
+		for (k = 0; k < bn; k++, n++) {
+			v->s[n] = b[k];
+			v->at[n] = i;
+		}
+	}
+	if (!changed) {
+		free(v->s);
+		free(v->at);
 		return 0;
-	h->kind = t->kind;
-	h->keep = 0;
-	h->len = t->plen + n;
+	}
+	v->at[n] = len;
+	v->len = n;
 	return 1;
 }
 
-#define NTOKENS	(sizeof(tokens) / sizeof(tokens[0]))
-_Static_assert(NTOKENS <= 64, "one bit per token in candidates[]");
-
-/*
- * Tried in table order, but only those that can start with s[i]: a set
- * of them per first byte, built on first use.
- */
 static int
-match_tokens(const char *s, size_t len, size_t i, struct hit *h)
+cuts_add(struct cuts *c, size_t from, size_t to, const char *kind)
 {
-	static uint64_t candidates[256];
-	static int built;
-	uint64_t m;
-	size_t k;
-	int c;
+	struct cut *n;
 
-	if (!built) {
-		for (k = 0; k < NTOKENS; k++)
-			for (c = 0; c < 256; c++)
-				if (tokens[k].plen == 0 ||
-				    (unsigned char)tokens[k].prefix[0] == c)
-					candidates[c] |= 1ULL << k;
-		built = 1;
+	if (from >= to)
+		return 0;
+	if (c->n == c->cap) {
+		if ((n = reallocarray(c->v, c->cap + 8, sizeof(*n))) == NULL)
+			return -1;
+		c->v = n;
+		c->cap += 8;
 	}
-	for (m = candidates[(unsigned char)s[i]]; m != 0; m &= m - 1)
-		if (match_token(&tokens[__builtin_ctzll(m)], s, len, i, h))
-			return 1;
+	c->v[c->n++] = (struct cut){ from, to, kind };
 	return 0;
 }
 
 /*
- * -----BEGIN ... PRIVATE KEY----- (OpenSSH's included) through its END
- * line, or to the end.  The tag is looked for in the BEGIN line only, so
- * that a run of BEGINs without one costs no more than its length.
+ * One pass of the shapes over s, the cuts in the original's offsets (at
+ * maps them when s is a view, NULL when s is the original).
  */
 static int
-match_pem(const char *s, size_t len, size_t i, struct hit *h)
+scan(const char *s, size_t len, const size_t *at, struct cuts *c)
 {
-	const char *tag, *end;
-	size_t line;
+	struct scrub_hit h;
+	size_t i = 0, from, to;
 
-	if (!has_prefix(s, len, i, "-----BEGIN "))
-		return 0;
-	line = len - i < 64 ? len - i : 64;
-	if ((tag = memmem(s + i, line, "PRIVATE KEY-----", 16)) == NULL ||
-	    memchr(s + i, '\n', tag - (s + i)) != NULL)
-		return 0;
-	h->kind = "private-key";
-	h->keep = 0;
-	if ((end = find(s, len, tag - s + 16, "-----END ")) == NULL ||
-	    (end = find(s, len, end - s, "PRIVATE KEY-----")) == NULL)
-		h->len = len - i;
-	else
-		h->len = (size_t)(end - s) + 16 - i;
-	return 1;
-}
-
-/* header.payload.signature, the header being base64url of '{"'. */
-static int
-match_jwt(const char *s, size_t len, size_t i, struct hit *h)
-{
-	size_t a, b;
-
-	if ((i > 0 && is_b64url((unsigned char)s[i - 1])) ||
-	    !has_prefix(s, len, i, "eyJ"))
-		return 0;
-	a = span(s, len, i, is_b64url);
-	if (a < 10 || i + a >= len || s[i + a] != '.')
-		return 0;
-	b = span(s, len, i + a + 1, is_b64url);
-	if (b < 2 || i + a + 1 + b >= len || s[i + a + 1 + b] != '.')
-		return 0;
-	h->kind = "jwt";
-	h->keep = 0;
-	h->len = a + b + 2 + span(s, len, i + a + b + 2, is_b64url);
-	return 1;
-}
-
-static int
-is_scheme(int c)
-{
-	return isalnum(c) || c == '+' || c == '.' || c == '-';
-}
-
-/*
- * scheme://user:password@host: the password goes, scheme, user and host
- * stay.  RFC 3986 has '/', '?', '#' and '@' percent-encoded inside the
- * userinfo; each part is read at most 256 bytes.
- */
-static int
-match_url(const char *s, size_t len, size_t i, struct hit *h)
-{
-	static const char stop[] = "@/?#\"' \t\r\n";
-	size_t j, p;
-
-	if (!isalpha((unsigned char)s[i]))
-		return 0;
-	j = i + span(s, len, i, is_scheme);
-	if (j - i > 32 || !has_prefix(s, len, j, "://"))
-		return 0;
-	for (j += 3, p = j; j < len && j - p < 256 && s[j] != ':' &&
-	    s[j] != '\0' && strchr(stop, s[j]) == NULL; j++)
-		;
-	if (j >= len || s[j] != ':')
-		return 0;
-	for (p = ++j; j < len && j - p < 256 && s[j] != '\0' &&
-	    strchr(stop, s[j]) == NULL; j++)
-		;
-	if (j == p || j >= len || s[j] != '@')
-		return 0;
-	h->kind = "url-password";
-	h->keep = p - i;
-	h->len = j - i;
-	return 1;
-}
-
-static int
-is_keychar(int c)
-{
-	return isalnum(c) || c == '_' || c == '-' || c == '.';
-}
-
-/*
- * The value after a key named like a secret in free text (command lines,
- * shell output, config files): password=v, --token=v, "api_key": "v",
- * secret: v.  Key and separator stay, and so does an HTTP scheme word
- * (Authorization: Bearer v).  A quoted value runs to its closing quote,
- * an unquoted one to a space or punctuation; neither crosses a line.
- */
-static int
-match_keyed(const char *s, size_t len, size_t i, struct hit *h)
-{
-	static const char *const schemes[] = { "Bearer ", "Basic ",
-	    "token ", NULL };
-	char key[64];
-	size_t k, j, v;
-	int q;
-
-	if (i > 0 && is_keychar((unsigned char)s[i - 1]))
-		return 0;
-	k = span(s, len, i, is_keychar);
-	j = i + k;
-	if (j < len && (s[j] == '"' || s[j] == '\''))
-		j++;
-	while (j < len && (s[j] == ' ' || s[j] == '\t'))
-		j++;
-	if (k == 0 || k >= sizeof(key) || j + 1 >= len ||
-	    (s[j] != '=' && s[j] != ':') || s[j + 1] == '=' || s[j + 1] == ':')
-		return 0;
-	memcpy(key, s + i, k);
-	key[k] = '\0';
-	if (!scrub_key_is_secret(key))
-		return 0;
-	for (j++; j < len && (s[j] == ' ' || s[j] == '\t'); j++)
-		;
-	q = j < len && (s[j] == '"' || s[j] == '\'') ? s[j++] : 0;
-	for (k = 0; q == 0 && schemes[k] != NULL; k++)
-		if (len - j > strlen(schemes[k]) && strncasecmp(s + j,
-		    schemes[k], strlen(schemes[k])) == 0)
-			j += strlen(schemes[k]);
-	for (v = j; v < len && s[v] != '\n' && s[v] != '\0'; v++) {
-		if (q != 0 && s[v] == '\\' && v + 1 < len)
-			v++;
-		else if (q != 0 ? s[v] == q : isspace((unsigned char)s[v]) ||
-		    strchr("\"',;&)]}", s[v]) != NULL)
-			break;
+	while (i < len) {
+		if (!scrub_shape(s, len, i, &h)) {
+			i++;
+			continue;
+		}
+		from = i + h.keep;
+		to = i + h.len;
+		if (cuts_add(c, at != NULL ? at[from] : from,
+		    at != NULL ? at[to] : to, h.kind) == -1)
+			return -1;
+		i = to;
 	}
-	/* A value that is a known shape whole is named by that shape. */
-	if (v == j || ((match_tokens(s, len, j, h) ||
-	    match_jwt(s, len, j, h)) && h->len == v - j))
-		return 0;
-	h->kind = "secret-value";
-	h->keep = j - i;
-	h->len = v - i;
-	return 1;
-}
-
-static int (*const matchers[])(const char *, size_t, size_t,
-    struct hit *) = {
-	match_pem, match_jwt, match_keyed, match_url, match_tokens,
-};
-
-static int
-scrub_word(const char *s, size_t len, size_t i, struct hit *h)
-{
-	size_t k;
-
-	for (k = 0; k < sizeof(matchers) / sizeof(matchers[0]); k++)
-		if (matchers[k](s, len, i, h))
-			return 1;
 	return 0;
 }
 
+/* By start, the longer first where two start together. */
+static int
+cut_order(const void *a, const void *b)
+{
+	const struct cut *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to > y->to ? -1 : x->to < y->to;
+}
+
 /*
- * s with every secret-shaped run replaced by <redacted:kind>; NULL when
- * nothing matched (or on ENOMEM, which the caller treats the same way
- * as a failure to record).  *outlen gets the new length.
+ * s with the cuts made, overlapping ones as one (named by the first):
+ * the two views may cut the same secret a little differently.
+ */
+static char *
+cut_out(const char *s, size_t len, struct cuts *c, size_t *outlen)
+{
+	const struct cut *x;
+	size_t k, pos = 0, o = 0, need = len + 1;
+	char *out;
+
+	qsort(c->v, c->n, sizeof(*c->v), cut_order);
+	for (k = 0; k < c->n; k++)
+		need += sizeof("<redacted:>") - 1 + strlen(c->v[k].kind);
+	if ((out = malloc(need)) == NULL)
+		return NULL;
+	for (k = 0; k < c->n; k++) {
+		x = &c->v[k];
+		if (x->from < pos) {
+			if (x->to > pos)
+				pos = x->to;
+			continue;
+		}
+		memcpy(out + o, s + pos, x->from - pos);
+		o += x->from - pos;
+		o += (size_t)snprintf(out + o, need - o, "<redacted:%s>",
+		    x->kind);
+		pos = x->to;
+	}
+	memcpy(out + o, s + pos, len - pos);
+	o += len - pos;
+	out[o] = '\0';
+	*outlen = o;
+	return out;
+}
+
+/*
+ * s with every secret-shaped run replaced by <redacted:kind>, *outlen
+ * its length; NULL when nothing matched, and NULL with errno ENOMEM
+ * when memory ran out (the caller clears errno first).
  */
 char *
 scrub_text(const char *s, size_t len, size_t *outlen)
 {
-	struct hit h;
-	char *out = NULL, *n;
-	size_t i = 0, o = 0, cap = 0, need, from = 0;
+	struct cuts c = { NULL, 0, 0 };
+	struct view v;
+	char *out = NULL;
+	int r;
 
-	while (i < len) {
-		if ((i > 0 && isalnum((unsigned char)s[i - 1])) ||
-		    !scrub_word(s, len, i, &h)) {
-			i++;
-			continue;
-		}
-		i += h.keep;
-		need = o + (i - from) + strlen(h.kind) + 16 + (len - i);
-		if (need > cap) {
-			if ((n = realloc(out, need)) == NULL) {
-				free(out);
-				return NULL;
-			}
-			out = n;
-			cap = need;
-		}
-		memcpy(out + o, s + from, i - from);
-		o += i - from;
-		o += (size_t)snprintf(out + o, cap - o, "<redacted:%s>",
-		    h.kind);
-		i += h.len - h.keep;
-		from = i;
+	if ((r = scan(s, len, NULL, &c)) == 0 &&
+	    (r = view_decode(s, len, &v)) == 1) {
+		r = scan(v.s, v.len, v.at, &c);
+		free(v.s);
+		free(v.at);
 	}
-	if (out == NULL)
-		return NULL;
-	memcpy(out + o, s + from, len - from);
-	o += len - from;
-	out[o] = '\0';
-	*outlen = o;
+	if (r != -1 && c.n > 0 && (out = cut_out(s, len, &c, outlen)) == NULL)
+		r = -1;
+	free(c.v);
+	if (r == -1)
+		errno = ENOMEM;
 	return out;
 }
 
@@ -491,10 +341,31 @@ word_ends_in(const char *w, const char *const *list)
 }
 
 /*
- * token, client_token, secretAccessKey, private_key, Authorization ...
- * but not a secret's name, type, path or lifetime (token_ttl, scope,
- * lease_id stay readable).
+ * token, client_token, secretAccessKey, private_key, Authorization,
+ * DB_PASS ... but not a secret's name, type, path or lifetime (token_ttl,
+ * scope, lease_id stay readable) nor where it is read from
+ * (--password-stdin).  "pass" counts only as the last word of several:
+ * SMTP_PASS, not pass or bypass.
  */
+/* One of these is in every secret name: most keys stop here. */
+static int
+has_stem(const char *key)
+{
+	static const char *const stems[] = { "tok", "secr", "pass", "pwd",
+	    "auth", "key", "cookie", NULL };
+	const char *const *p;
+	int c;
+
+	for (; *key != '\0'; key++) {
+		c = tolower((unsigned char)*key);
+		for (p = stems; strchr("tspakc", c) != NULL && *p != NULL; p++)
+			if (c == (*p)[0] &&
+			    strncasecmp(key, *p, strlen(*p)) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 int
 scrub_key_is_secret(const char *key)
 {
@@ -505,12 +376,13 @@ scrub_key_is_secret(const char *key)
 	    "signing", "encryption", NULL };
 	static const char *const about[] = { "ttl", "type", "name", "path",
 	    "file", "count", "length", "len", "expiry", "expires", "at",
-	    "engine", "scope", "policy", "policies", "role", "kind", NULL };
+	    "engine", "scope", "policy", "policies", "role", "kind", "stdin",
+	    NULL };
 	char words[16][32];
 	size_t n, i;
 	int hit = 0;
 
-	if ((n = key_words(key, words, 16)) == 0)
+	if (!has_stem(key) || (n = key_words(key, words, 16)) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		if (word_ends_in(words[i], secret))
@@ -519,6 +391,8 @@ scrub_key_is_secret(const char *key)
 		    word_in(words[i], keyed))
 			hit = 1;
 	}
+	if (n > 1 && strcmp(words[n - 1], "pass") == 0)
+		hit = 1;
 	return hit && !word_in(words[n - 1], about);
 }
 
@@ -529,8 +403,9 @@ scrub_string(const char *s, size_t len)
 	char *t;
 	size_t tlen;
 
+	errno = 0;
 	if ((t = scrub_text(s, len, &tlen)) == NULL)
-		return json_stringn(s, len);
+		return errno == ENOMEM ? NULL : json_stringn(s, len);
 	j = json_stringn(t, tlen);
 	free(t);
 	return j;
@@ -548,7 +423,12 @@ scrub_set(json_t *obj, const char *key, json_t *v)
 	size_t tlen;
 	int i, r;
 
-	t = scrub_text(key, strlen(key), &tlen);
+	errno = 0;
+	if ((t = scrub_text(key, strlen(key), &tlen)) == NULL &&
+	    errno == ENOMEM) {
+		json_decref(v);
+		return -1;
+	}
 	k = t != NULL ? t : key;
 	for (i = 2; json_object_get(obj, u != NULL ? u : k) != NULL; i++) {
 		free(u);

@@ -1,8 +1,9 @@
 /*
  * bench_scrub: what auditd's scrubber costs per record, for a typical
- * tool.request, a 4 KiB shell output of ordinary text, and a 4 KiB one
+ * tool.request, a 4 KiB shell output of ordinary text, a 4 KiB one
  * dense with near-misses (prefixes of every shape, key=value pairs,
- * URLs) that make each matcher look further.
+ * URLs) that make each matcher look further, and 4 KiB of JSON-escaped
+ * log lines with URL escapes, which are matched a second time decoded.
  *
  *	bench_scrub [-n records]
  */
@@ -88,5 +89,8 @@ main(int argc, char *argv[])
 	measure("4 KiB dense with near-misses", filled("sk-learn ghp_x "
 	    "s.a AKIA1 eyJhbGci.x token_ttl=60 http://h:80/ "
 	    "-----BEGIN CERT LS0t AIza "), n / 10);
+	measure("4 KiB of escaped JSON lines", filled("{\\\"level\\\":"
+	    "\\\"info\\\",\\\"msg\\\":\\\"GET /api/v1/pods?limit=500"
+	    "%26watch%3D0 200\\\"}\\n"), n / 10);
 	return 0;
 }

@@ -155,14 +155,19 @@ scrub_live_body()
 	  \"ttl\": 600, \"service_account_token\": \"$jwt\",
 	  \"vault\": {\"client_token\": \"hvs.CAESIJ0aB1cD2eF3gH4iJ5kL6mN7\"},
 	  \"$jwt\": [\"s.Ga8jKp2Rz7XqWmNb3LcVdTyH\", {\"k\": \"id=AKIAIOSFODNN7EXAMPLE\"}],
-	  \"stdout\": \"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\\nkey: $pem\\nbearer $jwt done\"
+	  \"stdout\": \"export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\\nkey: $pem\\nbearer $jwt done\",
+	  \"callback\": \"GET /cb?id_token%3D$jwt%26state%3D1\",
+	  \"stderr\": \"using keyAKIAQ3EGUV7NH4XWZKPM; mysql -uroot -pMyS3cretPw app\"
 	}" >/dev/null
 	as_stop
 	atf_check -o match:'"scope":"k8s-pod-reader"' -o match:'"ttl":600' \
 	    -o match:'"lease_id":"kubernetes/creds/r/x1"' cat var/audit.jsonl
 	atf_check -o match:'<redacted:jwt>' -o match:'<redacted:aws-secret>' \
 	    -o match:'<redacted:private-key>' -o match:'<redacted:vault-token>' \
-	    cat var/audit.jsonl
+	    -o match:'id_token%3D<redacted:jwt>%26' \
+	    -o match:'key<redacted:aws-key-id>;' \
+	    -o match:'-p<redacted:secret-value> app' cat var/audit.jsonl
+	! grep -q MyS3cretPw var/audit.jsonl || atf_fail "mysql's -p is in the log"
 	atf_check -o empty "$(atf_get_srcdir)/secret_grep.sh" var/audit.jsonl
 }
 scrub_live_cleanup()

@@ -258,6 +258,98 @@ static const struct sample {
 	    "h0xjNPOdz0u3dztzBG52m-dQUyUZQF8NtdtWFy6OO5CizFTpEXCkBK7_Ql"
 	    "vQsdbl_4RUUkSGCYvUT5LQdG5HcL",
 	    "]", "jwt" },
+	/*
+	 * Issue 30: glued to a word, after an escape in text that is itself
+	 * JSON (a backslash and an n), after %3D in a logged URL.
+	 */
+	{ "{\"stdout\": \"Cloning into 'app'...\\n",
+	    "ghp_IZsNbNP0nqdzyPifDaH7pbek610MH6z1PwI4",
+	    "\\n\"}", "github-token" },
+	{ "\"ACCESSKEYS\\t2026-11-30T10:02:11Z\\t",
+	    "AKIAEZBPR1GR9H5TITTQ",
+	    "\\tActive\\tdeploy\"", "aws-key-id" },
+	{ "GET /oauth/callback?state=af31&id_token%3D",
+	    "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJvcHMiLCJhdWQiOiJn"
+	    "cmFmYW5hIiwiZXhwIjoxNzY0NTYwMDAwfQ.Xq3v9Lw2mKp8Rz5Tn7Yb4Hc6Jd1F"
+	    "g0Se2Ua9Wo3Ix5Qk7Mr8Nt1Pv4Ly6Bz0Cj2Dh",
+	    "%26scope%3Dopenid HTTP/1.1", "jwt" },
+	{ "{\"text\": \"rotated the bot token:\\n",
+	    "xoxb-8123510684-2827587585101-E4Fq7EqLq5S4RkRl0lGsAQo7",
+	    "\"}", "slack-token" },
+	{ "2026/12/01 03:39:05 client: using key",
+	    "sk-ant-api03-B9V3MWWM8VNruLPcypQeGYe4as_VH4rrXjQdy08as2iWFLMbORa"
+	    "95mT-9wpFQ9Xnyz9mnYowuScvVMyStDyrs4pCPsyvM1z",
+	    "\n", "anthropic-key" },
+	{ "\"Key\\tValue\\ntoken\\t",
+	    "hvs.CAESIKd1LaZJp9Im17l8jEf5Aaro9GcjSx4P950iyiwda",
+	    "\\ntoken_duration\\t768h\"", "vault-token" },
+	{ "{\"log\": \"login ok\\n",
+	    "s.eguOlsbMCS9wSI8ymcI2Ha3ZO4",
+	    "\\n\"}", "vault-token" },
+	{ "\"$ aws configure get aws_secret_access_key\\n",
+	    "o3LJoYwIioX2qUT0jfx9aVu7RYxwVDQGcclscO/F",
+	    "\\n$ \"", "aws-secret" },
+	{ "{\"tls.crt\": \"-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAgIU"
+	    "\\n-----END CERTIFICATE-----\\n",
+	    "-----BEGIN PRIVATE KEY-----\\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49Aw"
+	    "EHBG0wawIBAQQg\\n-----END PRIVATE KEY-----",
+	    "\\n\"}", "private-key" },
+	{ "{\"body\": \"{\\\"user\\\":\\\"ops\\\",\\\"password\\\":\\\"",
+	    "Hunt3r2x",
+	    "\\\"}\"}", "secret-value" },
+	{ "GET /login?next=https%3A%2F%2Fadmin%3A",
+	    "S3cretPw",
+	    "%40grafana.internal%2Fd%2Fx HTTP/1.1", "url-password" },
+	{ "GET /auth?next=%2Fsettings%3Fpassword%3D",
+	    "Hunt3r2x",
+	    "%26tab%3D2 HTTP/1.1", "secret-value" },
+	{ "{\"url\":\"https://maps.example/v1/geo?q=oslo\\u0026api_key=",
+	    "Zk8mQ2pL9vRt",
+	    "\\u0026lang=no\"}", "secret-value" },
+	/* Issue 30: shapes outside the first list. */
+	{ "export DB_PASS=",
+	    "Pg5ecret-2026",
+	    "\n", "secret-value" },
+	{ "      REDIS_PASS: \"",
+	    "r3dis!pw",
+	    "\"", "secret-value" },
+	{ "SMTP_PASS='",
+	    "m4il pw 9",
+	    "' ./send.sh", "secret-value" },
+	{ "docker login registry.example.com --username ci --password ",
+	    "Dock3rPw",
+	    " 2>&1", "secret-value" },
+	{ "kubeadm join 10.0.0.5:6443 --token ",
+	    "abcdef.0123456789abcdef",
+	    " --control-plane", "secret-value" },
+	{ "az login --service-principal --username 7f1c0a2e-9b4d-4e8a-a1c3-"
+	    "5d6e7f8a9b0c --password ",
+	    "Az9~sEcr3t.Val",
+	    " --tenant 72f988bf-86f1-41af-91ab-2d7cd011db47", "secret-value" },
+	{ "mysql -h db.internal -u root -p",
+	    "S3cretPw",
+	    " app < dump.sql", "secret-value" },
+	{ "docker exec db mysqldump -uroot -p",
+	    "Dump3r!x",
+	    " --all-databases > all.sql", "secret-value" },
+	{ "kubectl exec -it mariadb-0 -- mariadb -uroot -p'",
+	    "My Pw 2026",
+	    "' -e 'SHOW DATABASES'", "secret-value" },
+	{ "curl -fsS -u admin:",
+	    "S3cr3tPw",
+	    " https://jenkins.example/api/json", "secret-value" },
+	{ "curl --user deploy:",
+	    "Tok3n-99x",
+	    " -X POST https://ci.example/job/build", "secret-value" },
+	{ "/usr/bin/curl -u 'ops:",
+	    "two words",
+	    "' https://x.example/", "secret-value" },
+	{ "{\"auths\": {\"registry.example.com\": {\"auth\": \"",
+	    "Y2k6RG9jazNyUHch",
+	    "\"}}}", "registry-auth" },
+	{ "\t\t\"quay.io\": {\n\t\t\t\"auth\": \"",
+	    "cXVheStyb2JvdDpROVhLWjJQTDRNN1dKMFJU",
+	    "\",\n", "registry-auth" },
 };
 
 static const char *const negatives[] = {
@@ -301,6 +393,27 @@ static const char *const negatives[] = {
 	"Terraform will perform the following actions: aws_s3_bucke"
 	    "t.b",
 	"x=y a==b k: v",
+	"echo \"$PW\" | docker login -u ci --password-stdin registry.example",
+	"psql --no-password -h db.internal app",
+	"restic --password-file /etc/restic/pw backup /srv",
+	"GIT_ASKPASS=/usr/bin/true git fetch",
+	"{\"pass\": 12, \"fail\": 0, \"skip\": 1}",
+	"llm --model claude --max-tokens 1024 'hi'",
+	"ssh -p2222 deploy@bastion.example",
+	"docker run --name mysql -p3306:3306 -d mysql:8",
+	"mysql -h db -P3306 -u root -p app",
+	"cp -pR src dst; mkdir -p /tmp/build; ssh -pX",
+	"docker run -u 1000:1000 -v /srv:/srv alpine id",
+	"curl -u admin https://jenkins.example/api/json",
+	"{\"auth\": \"token\", \"path\": \"auth/token\"}",
+	"{\"auth\": \"aGVsbG8gd29ybGQ=\"}",
+	"{\"log\": \"pulled\\nsha256:42a462b9c8388814bbccd717129df8a726c433ea"
+	    "61cdd45ba8922ead17e0b989\\nreq-0123456789abcdef\\t123e4567-e89b-"
+	    "12d3-a456-426614174000\"}",
+	"GET /search?q=sk-learn%20tutorial%26page%3D2 HTTP/1.1",
+	"\"icon\": \"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42"
+	    "mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==\"",
+	"C:\\new\\temp\\token.txt",
 };
 #define NPOSITIVES	(sizeof(positives) / sizeof(positives[0]))
 #define NNEGATIVES	(sizeof(negatives) / sizeof(negatives[0]))
@@ -449,6 +562,62 @@ ATF_TC_BODY(pem_truncated, tc)
 	free(t);
 }
 
+/*
+ * A full chain as a pod's secret holds it, in text that is itself JSON:
+ * every private key goes, wherever it stands, and the certificate
+ * between them stays.
+ */
+ATF_TC_WITHOUT_HEAD(pem_every_block);
+ATF_TC_BODY(pem_every_block, tc)
+{
+	const char *key1 = "-----BEGIN RSA PRIVATE KEY-----\\nMIIEowIBAAKCA"
+	    "QEAXlo88nhcIoMjHsJCC3PPxl5wEXBbTFYX\\n-----END RSA PRIVATE KEY"
+	    "-----";
+	const char *cert = "-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAg"
+	    "IU\\n-----END CERTIFICATE-----";
+	const char *key2 = "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIj6X28fp"
+	    "ZKejYL59ezLjtaCskntVLd3ro9XdZma9tGPp\\n-----END EC PRIVATE KEY---"
+	    "--";
+	char in[1024], want[1024], *t;
+	size_t len;
+
+	snprintf(in, sizeof(in), "{\"tls.pem\": \"%s\\n%s\\n%s\\n\"}",
+	    key1, cert, key2);
+	snprintf(want, sizeof(want), "{\"tls.pem\": \"<redacted:private-key>"
+	    "\\n%s\\n<redacted:private-key>\\n\"}", cert);
+	t = scrub_text(in, strlen(in), &len);
+	ATF_REQUIRE(t != NULL);
+	ATF_CHECK_STREQ(t, want);
+	free(t);
+}
+
+/*
+ * A body with no length limit is judged on its first part but cut
+ * whole, however long, glued or not.
+ */
+ATF_TC_WITHOUT_HEAD(long_bodies);
+ATF_TC_BODY(long_bodies, tc)
+{
+	static const char *const prefixes[] = { "glpat-", "sk-ant-api03-",
+	    "xoxp-", "hvs." };
+	char in[4096], want[256], *t;
+	size_t i, j, n, len;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		n = (size_t)snprintf(in, sizeof(in), "key%s", prefixes[i]);
+		for (j = 0; j < 3000; j++)
+			in[n++] = "aB3-x_Q9"[j % 8];
+		strlcpy(in + n, " end", sizeof(in) - n);
+		snprintf(want, sizeof(want), "key<redacted:%s> end",
+		    i == 0 ? "gitlab-token" : i == 1 ? "anthropic-key" :
+		    i == 2 ? "slack-token" : "vault-token");
+		t = scrub_text(in, strlen(in), &len);
+		ATF_CHECK_MSG(t != NULL && strcmp(t, want) == 0, "%s: %s",
+		    prefixes[i], t != NULL ? t : "(unchanged)");
+		free(t);
+	}
+}
+
 /* Two keys that scrub alike both survive, numbered. */
 ATF_TC_WITHOUT_HEAD(key_clash);
 ATF_TC_BODY(key_clash, tc)
@@ -478,7 +647,7 @@ ATF_TC_BODY(shapes, tc)
 	json_t *fx, *out;
 	size_t i, len;
 
-	ATF_REQUIRE(NPOSITIVES >= 60);
+	ATF_REQUIRE(NPOSITIVES >= 90);
 	for (i = 0; i < NPOSITIVES; i++) {
 		p = &positives[i];
 		snprintf(in, sizeof(in), "%s%s%s", p->before, p->secret,
@@ -508,7 +677,7 @@ ATF_TC_BODY(negatives, tc)
 	size_t i, len;
 	char *t;
 
-	ATF_REQUIRE(NNEGATIVES >= 30);
+	ATF_REQUIRE(NNEGATIVES >= 50);
 	for (i = 0; i < NNEGATIVES; i++) {
 		t = scrub_text(negatives[i], strlen(negatives[i]), &len);
 		ATF_CHECK_MSG(t == NULL, "\"%s\" became \"%s\"", negatives[i],
@@ -524,6 +693,8 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, secret_keys);
 	ATF_TP_ADD_TC(tp, kept);
 	ATF_TP_ADD_TC(tp, pem_truncated);
+	ATF_TP_ADD_TC(tp, pem_every_block);
+	ATF_TP_ADD_TC(tp, long_bodies);
 	ATF_TP_ADD_TC(tp, key_clash);
 	ATF_TP_ADD_TC(tp, shapes);
 	ATF_TP_ADD_TC(tp, negatives);

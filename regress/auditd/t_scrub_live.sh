@@ -1,7 +1,7 @@
 #! /usr/bin/env atf-sh
-# The shapes issue 17 found logged verbatim, sent as a run_shell command
-# through the running suite: the caller gets its output, the audit log
-# holds none of them.
+# The shapes issues 17 and 30 found logged verbatim, sent as a run_shell
+# command through the running suite: the caller gets its output, the
+# audit log holds none of them.
 
 . "$(atf_get_srcdir)/../lib/suite.subr"
 
@@ -33,17 +33,23 @@ cmd = ("echo ghp_HAZt9xslXTTIQrh6bpy0VAq3GZuO2R8UziJd"
     " echo password=Hunt3r2x postgres://app:Pg5ecret2026@db:5432/app;"
     " echo AIzaRQBgImbdo8MAmd6CdZp2hhyHITS1ZaRkeKP"
     " sk_live_yXHMW5jQJjkLI7uFZ34s97Ae;"
-    " echo " + base64.b64encode(pem.encode()).decode() + " | base64 -d")
+    " echo " + base64.b64encode(pem.encode()).decode() + " | base64 -d;"
+    " printf \"%s\\n\" \x27{\"out\":\"done\\nghp_W3rQe9vTz1Lk7Hn2Jc5Xb8Ms4Pd6Fg0Ya9Ku\"}\x27;"
+    " echo \x27mysql -uroot -pMyS3cretPw app\x27;"
+    " echo \x27curl -u ops:Curl3dPw https://ci.example/\x27;"
+    " echo export DB_PASS=DbPa55word")
 print(json.dumps({"command": cmd}))' > args.json
 	as_call run_shell "$(cat args.json)" > r.json
 	as_field text < r.json > out.txt
-	grep -q "^ghp_HAZt9x" out.txt && grep -q "PRIVATE KEY" out.txt ||
+	grep -q "^ghp_HAZt9x" out.txt && grep -q "PRIVATE KEY" out.txt &&
+	    grep -q "DbPa55word" out.txt ||
 	    atf_fail "the call did not run: $(cat r.json)"
 	as_stop
 	grep -q '"event":"tool.request"' var/audit.jsonl ||
 	    atf_fail "no tool.request in the log"
 	for s in ghp_HAZt9x gho_i0Y4 github_pat_uZud xoxb-1234 Hunt3r2x \
-	    Pg5ecret2026 AIzaRQBg sk_live_yXHM LS0tLS1CRUdJTi; do
+	    Pg5ecret2026 AIzaRQBg sk_live_yXHM LS0tLS1CRUdJTi ghp_W3rQe \
+	    MyS3cretPw Curl3dPw DbPa55word; do
 		! grep -q "$s" var/audit.jsonl || atf_fail "$s is in the log"
 	done
 	atf_check -o match:'password=<redacted:secret-value>' \
@@ -52,7 +58,10 @@ print(json.dumps({"command": cmd}))' > args.json
 	    -o match:'<redacted:slack-token>' \
 	    -o match:'<redacted:google-api-key>' \
 	    -o match:'<redacted:stripe-key>' \
-	    -o match:'<redacted:private-key>' cat var/audit.jsonl
+	    -o match:'<redacted:private-key>' \
+	    -o match:'-p<redacted:secret-value> app' \
+	    -o match:'-u ops:<redacted:secret-value> https' \
+	    -o match:'DB_PASS=<redacted:secret-value>' cat var/audit.jsonl
 	atf_check -o empty "$(atf_get_srcdir)/secret_grep.sh" var/audit.jsonl
 }
 run_shell_cleanup()

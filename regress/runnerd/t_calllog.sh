@@ -79,6 +79,23 @@ info tool.result"
 }
 trail_cleanup() { lg_setup; rd_stop; }
 
+atf_test_case escaped cleanup
+escaped_head() { lg_head; atf_set descr "secrets after a JSON escape or glued to a word are cut too"; }
+escaped_body()
+{
+	lg_setup
+	rd_start || atf_fail "start"
+	send out 'printf "%s\n" "{\"out\":\"ok\\nxoxb-1234567890-2345678901234-Xq9hT2mLpR7vKc3nBw8sYz4d\"}" "using keyAKIAQ3EGUV7NH4XWZKPM"' true
+	grep '^TOOL_LOG' out > logs
+	grep -q '"event":"tool.request"' logs || atf_fail "no request shown: $(cat out)"
+	grep -q 'xoxb-1234567890\|AKIAQ3EGUV7NH4XWZKPM' logs &&
+	    atf_fail "a secret in a log message: $(cat logs)"
+	grep -q '\\n<redacted:slack-token>' logs &&
+	    grep -q 'key<redacted:aws-key-id>' logs || atf_fail "$(cat logs)"
+	rd_stop
+}
+escaped_cleanup() { lg_setup; rd_stop; }
+
 atf_test_case refusal cleanup
 refusal_head() { lg_head; atf_set descr "a policy refusal at warning"; }
 refusal_body()
@@ -218,6 +235,7 @@ pending_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case trail
+	atf_add_test_case escaped
 	atf_add_test_case refusal
 	atf_add_test_case failure
 	atf_add_test_case own_only
