@@ -24,6 +24,7 @@
 #define CONTAINER_PREFIX	"as-"
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
+#define INIT_MOUNT		"/run/sandbox-init" /* before every command */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
 /* launcher_render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
@@ -78,6 +79,8 @@ int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
+int	 sandbox_init_find(void);
+const char *sandbox_init_path(void);
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
 int	 credential_write(const char *, int);
