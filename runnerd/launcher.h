@@ -117,6 +117,8 @@ json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 
 /* workspace.c */
 const char *workspace_state_root(const struct as_config *);
+int	 copy_file(const char *, const char *, mode_t, uid_t, gid_t, int,
+	    char [SHA256_HEX_LEN + 1]);
 int	 open_regular(const char *);
 json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
