@@ -1,8 +1,8 @@
 /*
- * sandbox-init: the first program of every gVisor sandbox (runnerd
- * binds it read-only at /run/sandbox-init and puts it before the
- * command).  It installs a seccomp filter that refuses user namespaces
- * and execs the command, which inherits the filter with all it starts.
+ * sandbox-init: the first program of every gVisor sandbox (runnerd puts
+ * it at /run/sandbox-init, read-only, and before the command).  It
+ * installs a seccomp filter that refuses user namespaces and execs the
+ * command, which inherits the filter with all it starts.
  *
  * The filter is ours and not runsc's --oci-seccomp because Debian's
  * runsc (20221219) ignores a profile's errnoRet and answers EPERM:
