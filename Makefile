@@ -49,7 +49,7 @@ COMMON_SRCS := $(wildcard common/*.c)
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON   := $(BUILD)/libcommon.a
 
-all: $(PROGS:%=$(BUILD)/bin/%) tests
+all: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init tests
 
 $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
@@ -69,6 +69,15 @@ $(BUILD)/bin/$(1): $$($(1)_OBJS) $(PROG_SAN_OBJS) $(LIBCOMMON)
 	@$$(CC) $$(LDFLAGS) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
+
+# The first program of every gVisor sandbox (runnerd(8)), run in
+# whatever root file system the sandbox has: static, and without the
+# sanitizers, which do not link statically.
+$(BUILD)/bin/sandbox-init: sandbox-init/sandbox-init.c | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g -static \
+	    -o $@ $<
 
 # Unit tests: regress/<area>/t_*.c, each linked with common/ and with the
 # area's daemon objects except its main (<area>/<area>.c).  regress/k8s
@@ -204,10 +213,10 @@ INSTALL_PATHS = sed -e 's|/usr/local/libexec/agent-sandbox|$(LIBEXECDIR)|g' \
 	    -e 's|/var/lib/agent-sandbox|$(STATEDIR)|g' \
 	    -e 's|/var/log/agent-sandbox|$(LOGDIR)|g'
 
-install: $(PROGS:%=$(BUILD)/bin/%)
+install: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(SYSTEMDDIR)
-	for p in $(filter-out mcpd,$(DAEMONS)); do \
+	for p in $(filter-out mcpd,$(DAEMONS)) sandbox-init; do \
 		install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(LIBEXECDIR)/; done
 	install -m 0755 $(BUILD)/bin/mcpd $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/bin/approvalctl $(DESTDIR)$(BINDIR)/

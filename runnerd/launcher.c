@@ -533,7 +533,7 @@ runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
 	closefrom(3);
 	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
 		_exit(126);
-	execl(c->runnerd.runsc, "runsc", "--root", root, "--oci-seccomp",
+	execl(c->runnerd.runsc, "runsc", "--root", root,
 	    egressfd != -1 ? "--network=host" : "--network=none",
 	    "run", "--bundle", bundle, cid, (char *)NULL);
 	_exit(127);

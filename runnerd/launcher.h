@@ -24,6 +24,7 @@
 #define CONTAINER_PREFIX	"as-"
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
+#define INIT_MOUNT		"/run/sandbox-init" /* before every command */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
 #define HOME_MOUNT		"/run/home"	/* HOME, XDG: empty, read-only */
 /* launcher_render.c's sandbox */
@@ -86,6 +87,8 @@ int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
+int	 sandbox_init_find(void);
+const char *sandbox_init_path(void);
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
 int	 credential_write(const char *, int);
@@ -122,6 +125,8 @@ json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 
 /* workspace.c */
 const char *workspace_state_root(const struct as_config *);
+int	 copy_file(const char *, const char *, mode_t, uid_t, gid_t, int,
+	    char [SHA256_HEX_LEN + 1]);
 int	 open_regular(const char *);
 json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);

@@ -97,7 +97,7 @@ files_collect(const char *work, json_t *names, size_t max)
  * with sync on disk before it returns (runnerd's state; a workspace is
  * thrown away).  With digest, also the SHA-256 of what was copied.
  */
-static int
+int
 copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
     gid_t gid, int sync, char digest[SHA256_HEX_LEN + 1])
 {

@@ -6,13 +6,23 @@
   direct HOST PORT               a plain TCP connection
   fanout TARGET N SECONDS        N relays through the proxy at once
   idle TARGET SECONDS            when the proxy closes an idle relay
+  threads                        threads, posix_spawn, subprocess
+  userns                         unshare, clone, clone3 with CLONE_NEWUSER
 """
+import concurrent.futures
+import ctypes
+import errno
 import os
 import select
 import socket
 import struct
+import subprocess
 import sys
+import threading
 import time
+
+CLONE_NEWUSER = 0x10000000
+SIGCHLD = 17
 
 
 def tcp(host, port):
@@ -122,9 +132,79 @@ def idle(target, wait):
     print("idle_relayed=%s" % (b"hello-" in data))
 
 
+def outcome(fn):
+    try:
+        fn()
+        return "ok"
+    except Exception as e:
+        return "failed:%s" % e
+
+
+def command(*argv):
+    r = subprocess.run(argv, capture_output=True)
+    if r.returncode != 0:
+        raise OSError("%s exited %d" % (argv[0], r.returncode))
+
+
+def thread():
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+
+
+def futures():
+    with concurrent.futures.ThreadPoolExecutor(2) as ex:
+        if sum(ex.map(abs, (-1, -2, -3))) != 6:
+            raise OSError("wrong sum")
+
+
+def spawn():
+    pid = os.posix_spawn("/bin/true", ["true"], {})
+    if os.waitpid(pid, 0)[1] != 0:
+        raise OSError("true failed")
+
+
+def threads():
+    print("thread=" + outcome(thread))
+    print("futures=" + outcome(futures))
+    print("posix_spawn=" + outcome(spawn))
+    print("subprocess=" + outcome(lambda: command("true")))
+
+
+def forked(name, r):
+    """A raw clone's result: the child leaves at once."""
+    if r == 0:
+        os._exit(0)
+    if r > 0:
+        os.waitpid(r, 0)
+        print("%s=succeeded" % name)
+    else:
+        print("%s=refused" % name)
+        print("%s_errno=%s" % (name, errno.errorcode.get(ctypes.get_errno())))
+
+
+def userns():
+    libc = ctypes.CDLL(None, use_errno=True)
+    syscall = libc.syscall
+    syscall.restype = ctypes.c_long
+    r = subprocess.run(["unshare", "-U", "true"], capture_output=True)
+    print("unshare_cmd=" + ("succeeded" if r.returncode == 0 else "refused"))
+    forked("clone_newuser", syscall(56, ctypes.c_ulong(CLONE_NEWUSER |
+                                                       SIGCHLD), 0, 0, 0, 0))
+    # struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal,
+    # stack, stack_size, tls
+    args = ctypes.create_string_buffer(struct.pack("=8Q", CLONE_NEWUSER, 0,
+                                                   0, 0, SIGCHLD, 0, 0, 0))
+    forked("clone3_newuser", syscall(435, args, ctypes.c_size_t(64)))
+
+
 def main():
     what = sys.argv[1]
-    if what == "net":
+    if what == "threads":
+        threads()
+    elif what == "userns":
+        userns()
+    elif what == "net":
         net(*sys.argv[2:5])
     elif what == "proxy":
         for t in sys.argv[2:]:
@@ -139,4 +219,5 @@ def main():
     os._exit(0)
 
 
-main()
+if __name__ == "__main__":
+    main()

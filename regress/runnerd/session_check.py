@@ -322,6 +322,35 @@ def check_isolation(sock):
     expect(out(r).startswith("a-secret\n"), "own files stay", r)
 
 
+def probed(sock, what):
+    """probe.py's WHAT in the session's Python worker and from its shell:
+    the lines each printed."""
+    c = Client(sock)
+    with open(os.path.join(HERE, "probe.py"), "rb") as f:
+        src = f.read()
+    sid, _ = opened(c, "write_file", path="probe.py",
+                    content=base64.b64encode(src).decode())
+    worker = ok(c.call("run_python", session_id=sid, code="import sys\n"
+                       "sys.path.insert(0, '/work')\n"
+                       "import probe\nprobe.%s()" % what), "run_python")
+    shell = ok(c.call("run_shell", session_id=sid,
+                      command="python3 probe.py " + what), "run_shell")
+    return [(w, out(r).splitlines()) for w, r in (("run_python", worker),
+                                                  ("run_shell", shell))]
+
+
+def check_threads(sock):
+    for where, lines in probed(sock, "threads"):
+        for w in ("thread", "futures", "posix_spawn", "subprocess"):
+            expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
+
+
+def check_userns(sock):
+    for where, lines in probed(sock, "userns"):
+        for w in ("unshare_cmd", "clone_newuser", "clone3_newuser"):
+            expect(w + "=refused" in lines, "%s in %s" % (w, where), lines)
+
+
 # --- ownership, caps, reaping ----------------------------------------------
 
 def check_owner(sock):

@@ -81,6 +81,8 @@ ss_case files "binary-safe files under /work only; links and .. refused"
 ss_case timeout "call timeout and output cap end the call, not the session"
 ss_case limits "fork loop and 4 GiB: limit reports, the session lives on"
 ss_case isolation "one session sees no files or processes of another"
+ss_case threads "threads, thread pools, posix_spawn and subprocess work"
+ss_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
 ss_case owner "another client cannot use a session; it ends with its client"
 ss_case caps "sessions per user (all its clients) and in total are capped"
 ss_case reap "idle and over-age sessions are reaped"
@@ -94,7 +96,7 @@ ss_case tmpfull "a full /tmp: an error; the session answers on"
 atf_init_test_cases()
 {
 	for t in state primes files timeout limits isolation owner caps reap \
-	    audit warm breakout bigout workdir tmpfull; do
+	    audit warm breakout bigout workdir tmpfull threads userns; do
 		atf_add_test_case "$t"
 	done
 }
