@@ -145,8 +145,9 @@ audit_spool_full_body()
 brokerd:
   vault: { request_timeout: 1s, retries: 0 }"
 	stall_start
-	# tool.request carries the command: 70 KB, more than the spool holds.
-	rd_call "echo $(head -c 70000 /dev/zero | tr '\0' x)" || atf_fail "call"
+	# tool.request carries the command, whole up to 64 KiB: with the
+	# rest of the event, more than the spool holds.
+	rd_call "echo $(head -c 65531 /dev/zero | tr '\0' x)" || atf_fail "call"
 	[ "$(rd_get isError)" = true ] || atf_fail "not an error"
 	rd_get text | grep -q "audit log unavailable" || atf_fail "$(rd_get text)"
 	[ ! -s var/runner/audit.spool ] || atf_fail "spooled"
