@@ -18,6 +18,12 @@
  * unterminated string) is refused too: terraform would not load it.
  * JSON files are parsed (duplicate keys refused) and walked the ways
  * terraform's JSON syntax allows a module block to be written.
+ *
+ * The state, too, is runnerd's: it keeps each working directory's and
+ * hands it to each plan and apply.  A backend or cloud block in the
+ * terraform block would send it elsewhere (a path of the module's
+ * choosing, a server), and the next plan would start from nothing, so
+ * one is refused the same way, by the file and line that hold it.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -366,13 +372,27 @@ source_value(struct scan *s)
 }
 
 static int
+state_elsewhere(char *why, size_t whylen, const char *where, const char *kind,
+    size_t kindlen)
+{
+	snprintf(why, whylen, "%s: a %.*s block is refused: runnerd keeps "
+	    "the state of every working directory itself, and this block "
+	    "would put it elsewhere", where, (int)kindlen, kind);
+	return 0;
+}
+
+/* The top-level blocks whose contents matter here. */
+enum block { B_OTHER, B_MODULE, B_TERRAFORM };
+
+static int
 hcl_ok(const char *rel, const char *buf, size_t len, char *why,
     size_t whylen)
 {
 	struct scan s = { .p = buf, .end = buf + len, .line = 1, .rel = rel,
 	    .why = why, .whylen = whylen };
-	char open[NEST_MAX];
-	int depth = 0, header = 0, module = 0;
+	char open[NEST_MAX], where[PATH_MAX + 16];
+	enum block header = B_OTHER, block = B_OTHER;
+	int depth = 0;
 
 	why[0] = '\0';
 	for (;;) {
@@ -392,7 +412,7 @@ hcl_ok(const char *rel, const char *buf, size_t len, char *why,
 			}
 			open[depth++] = s.c;
 			if (depth == 1)
-				module = header && s.c == '}';
+				block = s.c == '}' ? header : B_OTHER;
 			break;
 		case T_CLOSE:
 			if (depth == 0 || open[--depth] != s.c) {
@@ -400,12 +420,20 @@ hcl_ok(const char *rel, const char *buf, size_t len, char *why,
 				return 0;
 			}
 			if (depth == 0)
-				header = module = 0;
+				header = block = B_OTHER;
 			break;
 		case T_IDENT:
 			if (depth == 0 && ident_is(&s, "module"))
-				header = 1;
-			else if (depth == 1 && module &&
+				header = B_MODULE;
+			else if (depth == 0 && ident_is(&s, "terraform"))
+				header = B_TERRAFORM;
+			else if (depth == 1 && block == B_TERRAFORM &&
+			    (ident_is(&s, "backend") || ident_is(&s, "cloud"))) {
+				snprintf(where, sizeof(where), "%s:%d", rel,
+				    s.line);
+				return state_elsewhere(why, whylen, where, s.s,
+				    s.len);
+			} else if (depth == 1 && block == B_MODULE &&
 			    ident_is(&s, "source")) {
 				if (skip_blank(&s) == -1)
 					return 0;
@@ -472,6 +500,19 @@ json_module_body(const json_t *body, void *arg)
 	return 1;
 }
 
+/* A terraform block's body: no backend, no cloud. */
+static int
+json_terraform_body(const json_t *body, void *arg)
+{
+	struct json_scan *j = arg;
+
+	if (json_object_get(body, "backend") != NULL)
+		return state_elsewhere(j->why, j->whylen, j->rel, "backend", 7);
+	if (json_object_get(body, "cloud") != NULL)
+		return state_elsewhere(j->why, j->whylen, j->rel, "cloud", 5);
+	return 1;
+}
+
 /* {"NAME": body or [bodies]}, "//" a comment. */
 static int
 json_module_labels(const json_t *obj, void *arg)
@@ -495,7 +536,7 @@ json_ok(const char *rel, const char *buf, size_t len, char *why,
 {
 	struct json_scan j = { rel, why, whylen };
 	json_error_t err;
-	json_t *root, *mods;
+	json_t *root, *mods, *tf;
 	int r = 1;
 
 	why[0] = '\0';
@@ -512,6 +553,10 @@ json_ok(const char *rel, const char *buf, size_t len, char *why,
 	    (r = json_each_body(mods, json_module_labels, &j)) == -1)
 		snprintf(why, whylen, "%s: \"module\" is neither an object nor "
 		    "a list of objects: refused", rel);
+	if (r == 1 && (tf = json_object_get(root, "terraform")) != NULL &&
+	    (r = json_each_body(tf, json_terraform_body, &j)) == -1)
+		snprintf(why, whylen, "%s: \"terraform\" is neither an object "
+		    "nor a list of objects: refused", rel);
 	json_decref(root);
 	return r == 1;
 }

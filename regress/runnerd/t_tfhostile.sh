@@ -445,6 +445,32 @@ dotfiles_refused_cleanup()
 	as_kill_all
 }
 
+atf_test_case state_elsewhere cleanup
+state_elsewhere_head()
+{
+	atf_set "descr" "a backend or cloud block, which would put the state where runnerd does not keep it, is refused by file and line before anything runs"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+state_elsewhere_body()
+{
+	tf_setup
+	for b in 'backend "local" { path = "/tmp/elsewhere.tfstate" }' \
+	    'cloud { organization = "o" }' \
+	    'backend "http" { address = "http://127.0.0.1:9/state" }'; do
+		tf_module
+		printf 'terraform {\n  %s\n}\n' "$b" > tf/m/backend.tf
+		tf_refused "$b" "backend.tf:2: a ${b%% *} block is refused"
+		tf_refused "$b" "a ${b%% *} block is refused" terraform_apply
+	done
+	[ ! -e /tmp/elsewhere.tfstate ] || atf_fail "state went elsewhere"
+	as_stop
+}
+state_elsewhere_cleanup()
+{
+	as_kill_all
+}
+
 # A module whose call of a git repository of its own would have git
 # run what its .gitconfig says, HOME being the module's copy: a smudge
 # filter (rewriting what the person approved), core.fsmonitor and
@@ -622,6 +648,7 @@ apply_environment_pooled_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case dotfiles_refused
+	atf_add_test_case state_elsewhere
 	atf_add_test_case git_module_refused
 	atf_add_test_case git_module_refused_pooled
 	atf_add_test_case apply_environment

@@ -1,9 +1,10 @@
 /*
- * The reading of a module's files for its module calls (runnerd/
- * tfsource.c): every way of writing a remote source that terraform
- * would fetch is refused, naming the file, line and source; local
- * calls and look-alikes elsewhere pass; what the reading cannot
- * follow is refused rather than guessed.
+ * The reading of a module's files for its module calls and where its
+ * state goes (runnerd/tfsource.c): every way of writing a remote source
+ * that terraform would fetch, and every backend or cloud block, is
+ * refused, naming the file, line and source; local calls and
+ * look-alikes elsewhere pass; what the reading cannot follow is refused
+ * rather than guessed.
  */
 #include <atf-c.h>
 #include <stdio.h>
@@ -185,8 +186,41 @@ ATF_TC_BODY(json, tc)
 	REFUSED("m.tf.json", "[1]", "not a JSON object");
 }
 
+/* The state is runnerd's: no backend or cloud block, in either syntax. */
+ATF_TC_WITHOUT_HEAD(state_elsewhere_refused);
+ATF_TC_BODY(state_elsewhere_refused, tc)
+{
+	REFUSED("main.tf", "terraform {\n  required_version = \">= 1.0\"\n"
+	    "  backend \"local\" {\n    path = \"/tmp/x.tfstate\"\n  }\n}\n",
+	    "main.tf:3: a backend block is refused");
+	REFUSED("b.tf", "terraform {\n  backend \"http\" {\n"
+	    "    address = \"http://127.0.0.1:1/\"\n  }\n}\n",
+	    "b.tf:2: a backend block is refused");
+	REFUSED("c.tf", "resource \"terraform_data\" \"x\" {}\n"
+	    "terraform { cloud {\n organization = \"o\"\n} }\n",
+	    "c.tf:2: a cloud block is refused");
+	REFUSED("sub/override.tf", "terraform {\n backend \"local\" {}\n}",
+	    "sub/override.tf:2: a backend block");
+	REFUSED("m.tf.json", "{\"terraform\": {\"backend\": {\"local\": "
+	    "{\"path\": \"x\"}}}}", "m.tf.json: a backend block");
+	REFUSED("m.tf.json", "{\"terraform\": [{\"required_version\": "
+	    "\"1\"}, {\"cloud\": {}}]}", "m.tf.json: a cloud block");
+	REFUSED("m.tf.json", "{\"terraform\": 3}", "\"terraform\" is "
+	    "neither an object");
+	/* The words elsewhere: attributes, labels, strings, other blocks. */
+	PASSES("main.tf", "terraform {\n  required_providers {\n"
+	    "    null = { source = \"hashicorp/null\" }\n  }\n}\n"
+	    "resource \"x\" \"backend\" {\n  backend = \"cloud\"\n"
+	    "  cloud { backend = 1 }\n}\n"
+	    "locals {\n  terraform = { backend = \"b\" }\n}\n"
+	    "# terraform { backend \"local\" {} }\n");
+	PASSES("m.tf.json", "{\"terraform\": {\"required_version\": "
+	    "\">= 1\"}, \"resource\": {\"x\": {\"y\": {\"backend\": 1}}}}");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, state_elsewhere_refused);
 	ATF_TP_ADD_TC(tp, remote_sources_refused);
 	ATF_TP_ADD_TC(tp, not_one_string_refused);
 	ATF_TP_ADD_TC(tp, local_and_lookalikes_pass);
