@@ -1,5 +1,7 @@
-/* tfsource.c: a module's calls of other modules, local paths only; no
- * backend or cloud block. */
+/*
+ * tfsource.c: a module's calls of other modules, local paths only; no
+ * backend or cloud block.
+ */
 #ifndef AS_TFSOURCE_H
 #define AS_TFSOURCE_H
 
