@@ -135,9 +135,10 @@ seed(const struct as_config *c, uint64_t id, json_t *req)
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	/* The collect request brings it back for workspace_keep. */
-	return json_pack("{s:O?}", "snapshot", json_object_get(req,
-	    "snapshot"));
+	/* The collect request brings them back for workspace_keep. */
+	return json_pack("{s:O?, s:O?}", "snapshot", json_object_get(req,
+	    "snapshot"), "module_provisioners", json_object_get(req,
+	    "module_provisioners"));
 }
 
 static json_t *
@@ -298,6 +299,9 @@ claim_seed(uint64_t id, json_t *req, char *why, size_t whylen)
 	if (json_object_get(reply, "snapshot") != NULL)
 		json_object_set(req, "snapshot", json_object_get(reply,
 		    "snapshot"));
+	if (json_is_object(json_object_get(reply, "module_provisioners")))
+		json_object_set(req, "module_provisioners", json_object_get(
+		    reply, "module_provisioners"));
 	json_decref(reply);
 	return 0;
 }

@@ -24,6 +24,11 @@
  * terraform block would send it elsewhere (a path of the module's
  * choosing, a server), and the next plan would start from nothing, so
  * one is refused the same way, by the file and line that hold it.
+ *
+ * And it counts the provisioner blocks, wherever they stand (resource,
+ * removed, any block kind terraform has), for the engine to compare
+ * with the provisioners the plan lists: one the plan does not show is
+ * code nobody would see before it ran (tool_terraform.c).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -384,19 +389,32 @@ state_elsewhere(char *why, size_t whylen, const char *where, const char *kind,
 /* The top-level blocks whose contents matter here. */
 enum block { B_OTHER, B_MODULE, B_TERRAFORM };
 
+static void
+provisioner_seen(struct tf_facts *f, const char *rel, int line)
+{
+	if (f->provisioners++ == 0)
+		snprintf(f->first, sizeof(f->first), "%s:%d", rel, line);
+}
+
 static int
-hcl_ok(const char *rel, const char *buf, size_t len, char *why,
-    size_t whylen)
+hcl_ok(const char *rel, const char *buf, size_t len, struct tf_facts *f,
+    char *why, size_t whylen)
 {
 	struct scan s = { .p = buf, .end = buf + len, .line = 1, .rel = rel,
 	    .why = why, .whylen = whylen };
 	char open[NEST_MAX], where[PATH_MAX + 16];
 	enum block header = B_OTHER, block = B_OTHER;
-	int depth = 0;
+	/* provisioner "TYPE" {: 1 after the word, 2 after its label */
+	int depth = 0, prov = 0, prov_line = 0;
+	enum tok t;
 
 	why[0] = '\0';
 	for (;;) {
-		switch (next(&s)) {
+		t = next(&s);
+		if (prov == 2 && t == T_OPEN && s.c == '}')
+			provisioner_seen(f, rel, prov_line);
+		prov = prov == 1 && t == T_STRING ? 2 : 0;
+		switch (t) {
 		case T_ERR:
 			return 0;
 		case T_EOF:
@@ -423,6 +441,10 @@ hcl_ok(const char *rel, const char *buf, size_t len, char *why,
 				header = block = B_OTHER;
 			break;
 		case T_IDENT:
+			if (depth > 0 && ident_is(&s, "provisioner")) {
+				prov = 1;
+				prov_line = s.line;
+			}
 			if (depth == 0 && ident_is(&s, "module"))
 				header = B_MODULE;
 			else if (depth == 0 && ident_is(&s, "terraform"))
@@ -513,6 +535,39 @@ json_terraform_body(const json_t *body, void *arg)
 	return 1;
 }
 
+/*
+ * Provisioner blocks anywhere in v: the value of a "provisioner" key is
+ * {"TYPE": body} or a list of them, each key one block.
+ */
+static void
+json_provisioners(const json_t *v, const char *rel, struct tf_facts *f,
+    int depth)
+{
+	const char *key;
+	const json_t *e, *p;
+	size_t i, j;
+
+	if (depth > NEST_MAX)
+		return;
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, e)
+			json_provisioners(e, rel, f, depth + 1);
+		return;
+	}
+	json_object_foreach((json_t *)v, key, e) {
+		if (strcmp(key, "provisioner") != 0) {
+			json_provisioners(e, rel, f, depth + 1);
+			continue;
+		}
+		if (json_is_object(e))
+			for (j = 0; j < json_object_size(e); j++)
+				provisioner_seen(f, rel, 1);
+		json_array_foreach(e, i, p)
+			for (j = 0; j < json_object_size(p); j++)
+				provisioner_seen(f, rel, 1);
+	}
+}
+
 /* {"NAME": body or [bodies]}, "//" a comment. */
 static int
 json_module_labels(const json_t *obj, void *arg)
@@ -531,8 +586,8 @@ json_module_labels(const json_t *obj, void *arg)
 }
 
 static int
-json_ok(const char *rel, const char *buf, size_t len, char *why,
-    size_t whylen)
+json_ok(const char *rel, const char *buf, size_t len, struct tf_facts *f,
+    char *why, size_t whylen)
 {
 	struct json_scan j = { rel, why, whylen };
 	json_error_t err;
@@ -557,6 +612,8 @@ json_ok(const char *rel, const char *buf, size_t len, char *why,
 	    (r = json_each_body(tf, json_terraform_body, &j)) == -1)
 		snprintf(why, whylen, "%s: \"terraform\" is neither an object "
 		    "nor a list of objects: refused", rel);
+	if (r == 1)
+		json_provisioners(root, rel, f, 0);
 	json_decref(root);
 	return r == 1;
 }
@@ -566,14 +623,14 @@ json_ok(const char *rel, const char *buf, size_t len, char *why,
  * but by a local path, or is no configuration file; else 0 and why.
  */
 int
-tf_sources_ok(const char *rel, const char *buf, size_t len, char *why,
-    size_t whylen)
+tf_sources_ok(const char *rel, const char *buf, size_t len,
+    struct tf_facts *f, char *why, size_t whylen)
 {
 	size_t n = strlen(rel);
 
 	if (n > 8 && strcmp(rel + n - 8, ".tf.json") == 0)
-		return json_ok(rel, buf, len, why, whylen);
+		return json_ok(rel, buf, len, f, why, whylen);
 	if (n > 3 && strcmp(rel + n - 3, ".tf") == 0)
-		return hcl_ok(rel, buf, len, why, whylen);
+		return hcl_ok(rel, buf, len, f, why, whylen);
 	return 1;
 }

@@ -391,6 +391,46 @@ plan_summary(const struct call *k, json_t *r, char *why, size_t whylen)
 	return tfplan_summary(pj, strlen(pj), pt, &sig, why, whylen);
 }
 
+/*
+ * Provisioner blocks in the module's files beyond those the plan lists
+ * (terraform leaves a removed block's out of its plan JSON and text)
+ * are code nobody would be shown.  They join the plan's code, at the
+ * first block's file and line: deny refuses the plan, approve shows
+ * them to the person and marks the plan destructive.  -1: no memory.
+ */
+static int
+code_unlisted(json_t *summary, const json_t *r)
+{
+	const json_t *mp = json_object_get(r, "module_provisioners"), *c;
+	json_t *code = json_object_get(summary, "code"), *entry;
+	json_int_t in_files, listed = 0;
+	const char *type;
+	size_t i;
+
+	if (!json_is_object(mp) || !json_is_array(code))
+		return 0;
+	in_files = json_integer_value(json_object_get(mp, "count"));
+	json_array_foreach(code, i, c)
+		if ((type = json_string_value(json_object_get(c, "type"))) !=
+		    NULL && strcmp(type, "external") != 0)
+			listed++;
+	if (in_files <= listed)
+		return 0;
+	entry = json_pack("{s:O, s:s, s:s}", "address", json_object_get(mp,
+	    "first"), "type", "provisioner", "command", "a provisioner block "
+	    "the plan does not list: terraform would run it unshown");
+	if (entry == NULL || json_array_append_new(code, entry) == -1 ||
+	    json_object_set_new(summary, "destructive", json_true()) == -1 ||
+	    json_array_append_new(json_object_get(summary,
+	    "destructive_reasons"), json_sprintf("runs code at apply time "
+	    "that the plan does not show: %" JSON_INTEGER_FORMAT
+	    " provisioner blocks in the module's files, %" JSON_INTEGER_FORMAT
+	    " in the plan, the first at %s", in_files, listed,
+	    json_string_value(json_object_get(mp, "first")))) == -1)
+		return -1;
+	return 0;
+}
+
 /* Why a plan with code the policy does not let run is refused. */
 static json_t *
 code_refused(const struct call *k, json_t *r, const json_t *summary)
@@ -548,6 +588,10 @@ tf_result(struct call *k, json_t *r)
 		return apply_result(k, r);
 	if ((summary = plan_summary(k, r, why, sizeof(why))) == NULL)
 		return tf_failed(k, r, why);
+	if (code_unlisted(summary, r) == -1) {
+		json_decref(summary);
+		return tf_failed(k, r, "out of memory");
+	}
 	plans_keep(k, r);
 	/* Shown with the approval: the files the apply will run from. */
 	if (json_is_string(json_object_get(r, "snapshot_digest")))

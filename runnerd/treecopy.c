@@ -228,7 +228,7 @@ copy_open_file(int in, off_t size, int dst, const char *name,
 		return tree_fail(t, "%s: changed while it was copied: "
 		    "refused", rel);
 	}
-	if (!tf_sources_ok(rel, buf, len, t->why, t->whylen)) {
+	if (!tf_sources_ok(rel, buf, len, &t->facts, t->why, t->whylen)) {
 		free(buf);
 		return -1;
 	}

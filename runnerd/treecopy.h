@@ -8,6 +8,8 @@
 
 #include <openssl/evp.h>
 
+#include "tfsource.h"
+
 #include "cjson.h"
 
 struct tree_copy {
@@ -23,6 +25,7 @@ struct tree_copy {
 	long		 bytes;
 	int		 files;
 	EVP_MD_CTX	*md;
+	struct tf_facts	 facts;		/* of the .tf and .tf.json files */
 };
 
 int	 tree_open(const char *);

@@ -253,7 +253,7 @@ fail_errno(char *why, size_t whylen, const char *what)
  */
 static int
 snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
-    char *why, size_t whylen)
+    struct tf_facts *facts, char *why, size_t whylen)
 {
 	struct tree_copy t = { .uid = 0, .gid = 0, .dmode = 0755,
 	    .fmode = 0644, .sync = 1, .why = why, .whylen = whylen };
@@ -280,6 +280,7 @@ snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
 		return -1;
 	}
 	r = tree_copy(live, in, &t, digest);
+	*facts = t.facts;
 	close(in);
 	if (fclose(t.manifest) != 0 && r == 0)
 		r = fail_errno(why, whylen, "snapshot manifest");
@@ -412,6 +413,7 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 {
 	char src[PATH_MAX], terraform[PATH_MAX], snap[SHA256_HEX_LEN + 1];
 	const char *workdir, *state, *load;
+	struct tf_facts facts;
 	int live;
 
 	workdir = json_string_value(json_object_get(req, "workdir"));
@@ -419,6 +421,7 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 	load = json_string_value(json_object_get(req, "plan_load"));
 	/* Which snapshot a plan ran from is ours to say, never the asker's. */
 	json_object_del(req, "snapshot");
+	json_object_del(req, "module_provisioners");
 	if (state == NULL)
 		return 0;
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
@@ -442,11 +445,16 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 			    "a symbolic link" : strerror(errno));
 			return -1;
 		}
-		if (snapshot_take(live, state, snap, why, whylen) == -1) {
+		if (snapshot_take(live, state, snap, &facts, why, whylen) ==
+		    -1) {
 			close(live);
 			return -1;
 		}
 		close(live);
+		/* For the engine to compare with what the plan lists. */
+		json_object_set_new(req, "module_provisioners", json_pack(
+		    "{s:i, s:s}", "count", facts.provisioners, "first",
+		    facts.first));
 	} else
 		snap[0] = '\0';
 	if (module_seed(state, snap, work, why, whylen) == -1)
@@ -478,8 +486,10 @@ seed_child(void *arg)
 		    sizeof(why));
 	else
 		r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
-	return json_pack("{s:b, s:s, s:O?, s:o?}", "ok", r == 0, "why", why,
-	    "snapshot", json_object_get(j->req, "snapshot"), "init",
+	return json_pack("{s:b, s:s, s:O?, s:O?, s:o?}", "ok", r == 0, "why",
+	    why, "snapshot", json_object_get(j->req, "snapshot"),
+	    "module_provisioners", json_object_get(j->req,
+	    "module_provisioners"), "init",
 	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
 	    tfinit_seed(j->c, j->work, j->req) : NULL);
 }
@@ -537,9 +547,14 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 		return r;
 	}
 	json_object_del(req, "snapshot");
+	json_object_del(req, "module_provisioners");
 	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
 		json_object_set(req, "snapshot", json_object_get(reply,
 		    "snapshot"));
+	if (r == 0 && json_is_object(json_object_get(reply,
+	    "module_provisioners")))
+		json_object_set(req, "module_provisioners", json_object_get(
+		    reply, "module_provisioners"));
 	if (r == 0 && json_is_object(json_object_get(reply, "init")))
 		json_object_set(req, "init", json_object_get(reply, "init"));
 	json_decref(reply);
@@ -871,6 +886,9 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 		return;
 	if (snap != NULL)
 		json_object_set_new(r, "snapshot_digest", json_string(snap));
+	if (json_is_object(json_object_get(req, "module_provisioners")))
+		json_object_set(r, "module_provisioners", json_object_get(req,
+		    "module_provisioners"));
 	if (json_is_true(json_object_get(req, "keep_state")) &&
 	    pathf(src, sizeof(src), "%s/" STATE_FILE, work) == 0 &&
 	    access(src, F_OK) == 0) {

@@ -17,13 +17,14 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct tf_facts facts = { 0, "" };
 	char why[512];
 
 	if (size == 0)
 		return 0;
 	why[0] = '\0';
 	if (!tf_sources_ok(data[0] & 1 ? "m/main.tf.json" : "m/main.tf",
-	    (const char *)data + 1, size - 1, why, sizeof(why)) &&
+	    (const char *)data + 1, size - 1, &facts, why, sizeof(why)) &&
 	    why[0] == '\0')
 		abort();
 	return 0;

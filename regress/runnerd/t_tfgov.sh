@@ -49,9 +49,28 @@ resource "terraform_data" "x" {
   }
 }
 TF
+	# Code the plan never shows: terraform lists a removed block's
+	# provisioners neither in the plan JSON nor in its text.
+	mkdir -p tf/unlisted
+	cat > tf/unlisted/main.tf <<'TF'
+resource "terraform_data" "kept" {}
+TF
+	cat > tf/unlisted/removed.tf <<'TF'
+removed {
+  from = terraform_data.gone
+  lifecycle {
+    destroy = true
+  }
+  provisioner "local-exec" {
+    when    = destroy
+    command = "echo UNSHOWN"
+  }
+}
+TF
 	AS_TF_RUNNERD_EXTRA="  terraform_mirror: $(pwd)/mirror
 ${AS_TF_RUNNERD_EXTRA:-}"
-	as_tf_suite "[demo, null, random, own-plugins, own-terraform-d, exec]" \
+	dirs="demo, null, random, own-plugins, own-terraform-d, exec, unlisted"
+	as_tf_suite "[$dirs]" \
 	    "[hashicorp/random, registry.terraform.io/HashiCorp/time]" "$1"
 }
 
@@ -211,8 +230,64 @@ provisioners_approve_cleanup()
 	as_kill_all
 }
 
+atf_test_case unlisted_denied cleanup
+unlisted_denied_head()
+{
+	atf_set "descr" "under provisioners: deny a provisioner block the plan does not list (a removed block's) refuses the plan, by file and line"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+unlisted_denied_body()
+{
+	gov_setup deny
+	as_call terraform_plan '{"working_dir":"unlisted"}' > r.json
+	as_field text < r.json > r.txt
+	[ "$(as_is_error r.json)" = true ] || atf_fail "not refused: $(cat r.txt)"
+	grep -q "terraform.provisioners is deny" r.txt || atf_fail "$(cat r.txt)"
+	grep -q "provisioner in removed.tf:6: a provisioner block the plan does not list" \
+	    r.txt || atf_fail "not named: $(cat r.txt)"
+	as_call terraform_apply '{"working_dir":"unlisted"}' > r.json
+	[ "$(as_is_error r.json)" = true ] || atf_fail "apply not refused"
+	atf_check -o not-match:apr- "$(as_bin approvalctl)" -f conf.yaml list
+	as_stop
+}
+unlisted_denied_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case unlisted_approve cleanup
+unlisted_approve_head()
+{
+	atf_set "descr" "under provisioners: approve a provisioner block the plan does not list makes the plan destructive, and the person is shown where it is"
+	atf_set "require.user" "root"
+	atf_set "timeout" "120"
+}
+unlisted_approve_body()
+{
+	gov_setup approve
+	as_call terraform_plan '{"working_dir":"unlisted"}' > r.json
+	[ "$(as_is_error r.json)" = false ] || atf_fail "$(as_field text < r.json)"
+	[ "$(as_field destructive < r.json)" = true ] || atf_fail "not destructive"
+	as_field text < r.json > r.txt
+	grep -q "does not show: 1 provisioner blocks in the module's files, 0 in the plan, the first at removed.tf:6" \
+	    r.txt || atf_fail "no reason: $(cat r.txt)"
+	id=$(as_call terraform_apply '{"working_dir":"unlisted"}' |
+	    as_field approval_id)
+	case $id in apr-*) ;; *) atf_fail "no pending approval: $id" ;; esac
+	atf_check -o match:"provisioner in removed.tf:6" -o match:"DESTRUCTIVE" \
+	    "$(as_bin approvalctl)" -f conf.yaml show "$id"
+	as_stop
+}
+unlisted_approve_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case unlisted_denied
+	atf_add_test_case unlisted_approve
 	atf_add_test_case provider_allowlist
 	atf_add_test_case provider_allowlist_pooled
 	atf_add_test_case module_plugins_ignored

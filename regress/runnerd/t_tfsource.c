@@ -13,12 +13,15 @@
 #include "../../runnerd/tfsource.h"
 
 static char why[1024];
+static struct tf_facts facts;
 
 static int
 ok(const char *rel, const char *text)
 {
 	why[0] = '\0';
-	return tf_sources_ok(rel, text, strlen(text), why, sizeof(why));
+	memset(&facts, 0, sizeof(facts));
+	return tf_sources_ok(rel, text, strlen(text), &facts, why,
+	    sizeof(why));
 }
 
 #define REFUSED(rel, text, want) do {					\
@@ -218,8 +221,43 @@ ATF_TC_BODY(state_elsewhere_refused, tc)
 	    "\">= 1\"}, \"resource\": {\"x\": {\"y\": {\"backend\": 1}}}}");
 }
 
+#define PROVISIONERS(rel, text, n, at) do {				\
+	PASSES(rel, text);						\
+	ATF_CHECK_EQ_MSG(facts.provisioners, n, "%s: %d provisioners",	\
+	    text, facts.provisioners);					\
+	ATF_CHECK_STREQ_MSG(facts.first, at, "%s", text);		\
+} while (0)
+
+/* Every provisioner block is counted, in every block kind and syntax. */
+ATF_TC_WITHOUT_HEAD(provisioners_counted);
+ATF_TC_BODY(provisioners_counted, tc)
+{
+	PROVISIONERS("main.tf", "resource \"terraform_data\" \"x\" {\n"
+	    "  provisioner \"local-exec\" {\n    command = \"true\"\n  }\n"
+	    "  provisioner \"local-exec\" {\n    when = destroy\n"
+	    "    command = \"true\"\n  }\n}\n", 2, "main.tf:2");
+	/* terraform's plan leaves a removed block's out. */
+	PROVISIONERS("r.tf", "# gone\nremoved {\n  from = terraform_data.x\n"
+	    "  lifecycle { destroy = true }\n  provisioner \"local-exec\" {\n"
+	    "    when = destroy\n    command = \"id\"\n  }\n}\n", 1, "r.tf:5");
+	PROVISIONERS("n.tf", "resource \"a\" \"b\" {\n  connection { host = "
+	    "\"h\" }\n  provisioner \"remote-exec\" { inline = [\"x\"] }\n"
+	    "  provisioner \"file\" {\n source = \"a\"\n destination = \"b\""
+	    "\n }\n}\n", 2, "n.tf:3");
+	/* The word alone, in expressions, strings and comments, is none. */
+	PROVISIONERS("w.tf", "locals {\n  provisioner = \"provisioner \\\"x\\\" {\"\n"
+	    "  y = local.provisioner\n}\n# provisioner \"local-exec\" {}\n"
+	    "output \"provisioner\" { value = 1 }\n", 0, "");
+	PROVISIONERS("m.tf.json", "{\"resource\": {\"terraform_data\": {\"x\": "
+	    "{\"provisioner\": [{\"local-exec\": {\"command\": \"a\"}}, "
+	    "{\"local-exec\": {\"command\": \"b\"}}]}}}, \"removed\": "
+	    "[{\"from\": \"x.y\", \"provisioner\": {\"local-exec\": "
+	    "{\"command\": \"c\"}}}]}", 3, "m.tf.json:1");
+}
+
 ATF_TP_ADD_TCS(tp)
 {
+	ATF_TP_ADD_TC(tp, provisioners_counted);
 	ATF_TP_ADD_TC(tp, state_elsewhere_refused);
 	ATF_TP_ADD_TC(tp, remote_sources_refused);
 	ATF_TP_ADD_TC(tp, not_one_string_refused);
