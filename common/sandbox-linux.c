@@ -84,11 +84,12 @@ static const int brokerd_syscalls[] = {
 
 /*
  * runnerd's engine: sockets, and the trail of open calls and the audit
- * spool it opened before (trail.c, spool.c).  Bundles, runsc and files
+ * spool it opened before (trail.c, spool.c); pread of brokerd's memfd,
+ * the credential redact.c cuts from results.  Bundles, runsc and files
  * are the launcher's, forked before this filter and never under it.
  */
 static const int runnerd_syscalls[] = {
-	SC(wait4), SC(ftruncate), SC(fdatasync),
+	SC(wait4), SC(ftruncate), SC(fdatasync), SC(pread64),
 	SC_END
 };
 

@@ -229,6 +229,7 @@ call_free(struct call *k)
 	json_decref(k->decision);
 	json_decref(k->outcome);
 	json_decref(k->summary);
+	secret_free(k->secret);
 	json_decref(k->end_fields);
 	free(k->end_text);
 	free(k->approval_id);
@@ -446,6 +447,8 @@ issued(void *arg, json_t *reply, int fd, const char *why)
 	if (lease != NULL && (k->lease = strdup(lease)) == NULL)
 		fatal("lease");
 	k->req.credfd = fd;
+	if (fd != -1)
+		k->secret = secret_load(fd);
 	if (engine == NULL || (strcmp(engine, "none") != 0) != (fd != -1)) {
 		json_decref(reply);
 		call_refuse(k, "tool.failed", "brokerd's credential does not "
@@ -997,6 +1000,8 @@ call_done(uint64_t id, json_t *r)
 	}
 	progress_send(k, "sandbox finished");
 	k->state = CALL_COMPLETING;
+	/* Before anything is made of it: result, approval, record. */
+	secret_redact(r, k->secret);
 	k->outcome = json_incref(r);
 	audit_post("sandbox.completed", id, json_pack("{s:O, s:O*, s:O*,"
 	    " s:O*, s:O*, s:O*}", "status", json_object_get(r, "status"),

@@ -97,6 +97,7 @@ struct call {
 	struct sbx_request	 req;		/* until the sandbox starts */
 	json_t			*outcome;	/* the backend's result */
 	json_t			*summary;	/* terraform's plan, to approve */
+	struct secret		*secret;	/* the credential's forms */
 	uint64_t		 timer;		/* queue_wait */
 	int			 admitted;	/* counts against max_calls */
 	int			 cancelled;	/* before it ran */
@@ -126,6 +127,12 @@ void	call_cancel(struct conn *, uint64_t);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+/* redact.c: the call's credential cut out of what it returns */
+struct secret;
+struct secret *secret_load(int);
+void	secret_free(struct secret *);
+void	secret_redact(json_t *, const struct secret *);
 
 /* argrecord.c: what tool.request keeps of the arguments */
 #define ARG_RECORD_MAX	(64 * 1024)

@@ -1,0 +1,90 @@
+/*
+ * The credential cut out of a sandbox's result (runnerd/redact.c): its
+ * bytes, base64 and hex, and a JSON credential's values one by one,
+ * wherever they stand in the result; nothing else is touched.
+ */
+#include <sys/mman.h>
+
+#include <atf-c.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../runnerd/runnerd.h"
+
+static struct secret *
+loaded(const char *bytes)
+{
+	struct secret *s;
+	int fd;
+
+	ATF_REQUIRE((fd = memfd_create("cred", MFD_CLOEXEC)) != -1);
+	ATF_REQUIRE(write(fd, bytes, strlen(bytes)) == (ssize_t)strlen(bytes));
+	/* It is read from its start, whatever its offset. */
+	ATF_REQUIRE((s = secret_load(fd)) != NULL);
+	ATF_CHECK_EQ(lseek(fd, 0, SEEK_CUR), (off_t)strlen(bytes));
+	close(fd);
+	return s;
+}
+
+static char *
+redacted(const struct secret *s, const char *json)
+{
+	json_t *j = json_loads(json, 0, NULL);
+	char *out;
+
+	ATF_REQUIRE(j != NULL);
+	secret_redact(j, s);
+	out = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(j);
+	return out;
+}
+
+#define CUT(s, in, want) do {						\
+	char *got_ = redacted(s, in);					\
+	ATF_CHECK_STREQ_MSG(got_, want, "%s", in);			\
+	free(got_);							\
+} while (0)
+
+ATF_TC_WITHOUT_HEAD(token);
+ATF_TC_BODY(token, tc)
+{
+	/* printf %s tok-5ecret-0f-a-call | base64; | xxd -p */
+	struct secret *s = loaded("tok-5ecret-0f-a-call");
+
+	CUT(s, "{\"stdout\":\"cred=tok-5ecret-0f-a-call\\n\"}",
+	    "{\"stdout\":\"cred=<redacted:credential>\\n\"}");
+	CUT(s, "{\"a\":[\"dG9rLTVlY3JldC0wZi1hLWNhbGw=\","
+	    "{\"b\":\"x746f6b2d356563726574\"}]}",
+	    "{\"a\":[\"<redacted:credential>\",{\"b\":\"x746f6b2d356563726574\"}]}");
+	CUT(s, "{\"h\":\"746f6b2d3565637265742d30662d612d63616c6c and "
+	    "746F6B2D3565637265742D30662D612D63616C6C\"}",
+	    "{\"h\":\"<redacted:credential> and <redacted:credential>\"}");
+	/* Twice, glued, and a near miss kept. */
+	CUT(s, "{\"o\":\"tok-5ecret-0f-a-calltok-5ecret-0f-a-call tok-5ecret-0f\"}",
+	    "{\"o\":\"<redacted:credential><redacted:credential> tok-5ecret-0f\"}");
+	CUT(s, "{\"n\":1,\"t\":true,\"s\":\"plain\"}",
+	    "{\"n\":1,\"s\":\"plain\",\"t\":true}");
+	secret_free(s);
+}
+
+/* An AWS-style credential: each value of it, printed alone, is cut. */
+ATF_TC_WITHOUT_HEAD(json_parts);
+ATF_TC_BODY(json_parts, tc)
+{
+	struct secret *s = loaded("{\"access_key\":\"AKIAEXAMPLEEXAMPLE12\","
+	    "\"secret_key\":\"wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\","
+	    "\"ttl\":900,\"region\":\"eu\"}");
+
+	CUT(s, "{\"plan\":\"secret = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\","
+	    "\"id\":\"AKIAEXAMPLEEXAMPLE12\",\"region\":\"eu\"}",
+	    "{\"id\":\"<redacted:credential>\",\"plan\":\"secret = "
+	    "<redacted:credential>\",\"region\":\"eu\"}");
+	secret_free(s);
+}
+
+ATF_TP_ADD_TCS(tp)
+{
+	ATF_TP_ADD_TC(tp, token);
+	ATF_TP_ADD_TC(tp, json_parts);
+	return atf_no_error();
+}

@@ -1,0 +1,204 @@
+/*
+ * The credential a call was given never comes back to the agent.  The
+ * engine reads its bytes from brokerd's memfd before passing it on, and
+ * cuts them, their base64 and their hex (either case) out of every
+ * string of the sandbox's result (stdout, stderr, the plan's text and
+ * JSON, outputs) before anything is made of it: the MCP result, the
+ * approval's plan, the audit record.  A credential that is a JSON
+ * object has each string value of PART_MIN bytes or more cut as well:
+ * an access key pair is printed a field at a time.  What runnerd does
+ * not know how to spell (another encoding, a reversed or split copy)
+ * still passes: the README says so.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "log.h"
+#include "runnerd.h"
+
+#define SECRET_MAX	(64 * 1024)
+#define PART_MIN	8
+#define FORMS_MAX	64
+#define REDACTED	"<redacted:credential>"
+
+struct secret {
+	char	*forms[FORMS_MAX];
+	size_t	 lens[FORMS_MAX];
+	size_t	 n;
+};
+
+static void
+form_add(struct secret *s, char *f, size_t len)
+{
+	if (f == NULL || len < PART_MIN || s->n == FORMS_MAX) {
+		freezero(f, len);
+		return;
+	}
+	s->forms[s->n] = f;
+	s->lens[s->n++] = len;
+}
+
+static char *
+dup_bytes(const void *p, size_t len)
+{
+	char *d;
+
+	if ((d = malloc(len + 1)) != NULL) {
+		memcpy(d, p, len);
+		d[len] = '\0';
+	}
+	return d;
+}
+
+/* The bytes as they are, in base64, padded and not, and in hex. */
+static void
+forms_of(struct secret *s, const unsigned char *b, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *b64, *hex, *up;
+	size_t i, n;
+
+	form_add(s, dup_bytes(b, len), len);
+	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) != NULL) {
+		n = (size_t)EVP_EncodeBlock((unsigned char *)b64, b, (int)len);
+		form_add(s, dup_bytes(b64, n), n);
+		while (n > 0 && b64[n - 1] == '=')
+			n--;
+		form_add(s, dup_bytes(b64, n), n);
+		free(b64);
+	}
+	if ((hex = malloc(2 * len + 1)) == NULL ||
+	    (up = malloc(2 * len + 1)) == NULL) {
+		free(hex);
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[b[i] >> 4];
+		hex[2 * i + 1] = digits[b[i] & 15];
+	}
+	for (i = 0; i < 2 * len; i++)
+		up[i] = (char)toupper((unsigned char)hex[i]);
+	hex[2 * len] = up[2 * len] = '\0';
+	form_add(s, hex, 2 * len);
+	form_add(s, up, 2 * len);
+}
+
+/*
+ * The forms of the secret in memfd fd, read from its start without
+ * moving its offset; NULL when there is none to know.
+ */
+struct secret *
+secret_load(int fd)
+{
+	struct secret *s;
+	unsigned char *buf;
+	const char *key, *v;
+	json_t *j, *e;
+	ssize_t n;
+
+	if ((buf = malloc(SECRET_MAX)) == NULL)
+		return NULL;
+	if ((n = pread(fd, buf, SECRET_MAX, 0)) <= 0 ||
+	    (s = calloc(1, sizeof(*s))) == NULL) {
+		freezero(buf, SECRET_MAX);
+		return NULL;
+	}
+	if (n == SECRET_MAX)
+		log_warnx("credential over %d bytes: only its start is "
+		    "redacted from results", SECRET_MAX);
+	forms_of(s, buf, (size_t)n);
+	if ((j = json_loadb((const char *)buf, (size_t)n, 0, NULL)) != NULL &&
+	    json_is_object(j))
+		json_object_foreach(j, key, e)
+			if ((v = json_string_value(e)) != NULL)
+				forms_of(s, (const unsigned char *)v,
+				    json_string_length(e));
+	json_decref(j);
+	freezero(buf, SECRET_MAX);
+	if (s->n == 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+secret_free(struct secret *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		freezero(s->forms[i], s->lens[i]);
+	free(s);
+}
+
+/* The string with every form cut; NULL when none is in it. */
+static char *
+cut(const struct secret *s, const char *str, size_t len, size_t *outlen)
+{
+	char *out = NULL, *o;
+	size_t i, k, hit;
+	int any = 0;
+
+	/* Each cut makes the text shorter or keeps REDACTED's size. */
+	if ((o = out = malloc(len + len / PART_MIN * sizeof(REDACTED) + 1)) ==
+	    NULL)
+		return NULL;
+	for (i = 0; i < len; ) {
+		hit = 0;
+		for (k = 0; k < s->n && hit == 0; k++)
+			if (s->forms[k][0] == str[i] && s->lens[k] <= len - i &&
+			    memcmp(str + i, s->forms[k], s->lens[k]) == 0)
+				hit = s->lens[k];
+		if (hit == 0) {
+			*o++ = str[i++];
+			continue;
+		}
+		memcpy(o, REDACTED, sizeof(REDACTED) - 1);
+		o += sizeof(REDACTED) - 1;
+		i += hit;
+		any = 1;
+	}
+	*o = '\0';
+	if (!any) {
+		free(out);
+		return NULL;
+	}
+	*outlen = (size_t)(o - out);
+	return out;
+}
+
+/* Every string in j, at any depth. */
+void
+secret_redact(json_t *j, const struct secret *s)
+{
+	const char *key;
+	json_t *v;
+	size_t i, len;
+	char *c;
+
+	if (s == NULL || j == NULL)
+		return;
+	if (json_is_string(j)) {
+		if ((c = cut(s, json_string_value(j), json_string_length(j),
+		    &len)) != NULL) {
+			if (json_string_setn(j, c, len) == -1)
+				(void)json_string_set(j, REDACTED);
+			free(c);
+		}
+		return;
+	}
+	if (json_is_array(j))
+		json_array_foreach(j, i, v)
+			secret_redact(v, s);
+	else if (json_is_object(j))
+		json_object_foreach(j, key, v)
+			secret_redact(v, s);
+}
