@@ -5,8 +5,11 @@
  * string of the sandbox's result (stdout, stderr, the plan's text and
  * JSON, outputs) before anything is made of it: the MCP result, the
  * approval's plan, the audit record.  A credential that is a JSON
- * object has each string value of PART_MIN bytes or more cut as well:
- * an access key pair is printed a field at a time.  What runnerd does
+ * object (brokerd's, brokerd(8)) has the values of its secret fields
+ * (token, access_key, secret_key, session_token: a key that names a
+ * token, a secret, a key or a password) cut as well, an access key pair
+ * being printed a field at a time; its namespace, server and CA are no
+ * secret and stay.  What runnerd does
  * not know how to spell (another encoding, a reversed or split copy)
  * still passes: the README says so.
  */
@@ -88,6 +91,13 @@ forms_of(struct secret *s, const unsigned char *b, size_t len)
 	form_add(s, up, 2 * len);
 }
 
+static int
+secret_field(const char *key)
+{
+	return strstr(key, "token") != NULL || strstr(key, "secret") != NULL ||
+	    strstr(key, "key") != NULL || strstr(key, "password") != NULL;
+}
+
 /*
  * The forms of the secret in memfd fd, read from its start without
  * moving its offset; NULL when there is none to know.
@@ -115,7 +125,8 @@ secret_load(int fd)
 	if ((j = json_loadb((const char *)buf, (size_t)n, 0, NULL)) != NULL &&
 	    json_is_object(j))
 		json_object_foreach(j, key, e)
-			if ((v = json_string_value(e)) != NULL)
+			if ((v = json_string_value(e)) != NULL &&
+			    secret_field(key))
 				forms_of(s, (const unsigned char *)v,
 				    json_string_length(e));
 	json_decref(j);

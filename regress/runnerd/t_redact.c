@@ -67,18 +67,35 @@ ATF_TC_BODY(token, tc)
 	secret_free(s);
 }
 
-/* An AWS-style credential: each value of it, printed alone, is cut. */
+/*
+ * brokerd's credentials: each secret field, printed alone, is cut; the
+ * namespace, server and CA, which honest output names, stay.
+ */
 ATF_TC_WITHOUT_HEAD(json_parts);
 ATF_TC_BODY(json_parts, tc)
 {
 	struct secret *s = loaded("{\"access_key\":\"AKIAEXAMPLEEXAMPLE12\","
 	    "\"secret_key\":\"wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\","
-	    "\"ttl\":900,\"region\":\"eu\"}");
+	    "\"session_token\":\"FwoGZXIvYXdzEXAMPLESESSION\","
+	    "\"lease_id\":\"aws/sts/apply/lease-1234\",\"ttl\":900}");
 
 	CUT(s, "{\"plan\":\"secret = wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\","
-	    "\"id\":\"AKIAEXAMPLEEXAMPLE12\",\"region\":\"eu\"}",
-	    "{\"id\":\"<redacted:credential>\",\"plan\":\"secret = "
-	    "<redacted:credential>\",\"region\":\"eu\"}");
+	    "\"id\":\"AKIAEXAMPLEEXAMPLE12\",\"t\":\"FwoGZXIvYXdzEXAMPLESESSION\","
+	    "\"l\":\"aws/sts/apply/lease-1234\"}",
+	    "{\"id\":\"<redacted:credential>\",\"l\":\"aws/sts/apply/lease-1234\","
+	    "\"plan\":\"secret = <redacted:credential>\",\"t\":"
+	    "\"<redacted:credential>\"}");
+	secret_free(s);
+	s = loaded("{\"token\":\"eyJhbGciOiJSUzI1NiJ9.pod-reader-token\","
+	    "\"namespace\":\"demo-app\",\"server\":\"https://127.0.0.1:6443\","
+	    "\"service_account\":\"pod-reader-sa\",\"ca\":\"-----BEGIN "
+	    "CERTIFICATE-----\"}");
+	CUT(s, "{\"pods\":[{\"namespace\":\"demo-app\",\"name\":\"web\"}],"
+	    "\"stdout\":\"eyJhbGciOiJSUzI1NiJ9.pod-reader-token on "
+	    "https://127.0.0.1:6443 as pod-reader-sa\"}",
+	    "{\"pods\":[{\"name\":\"web\",\"namespace\":\"demo-app\"}],"
+	    "\"stdout\":\"<redacted:credential> on https://127.0.0.1:6443 as "
+	    "pod-reader-sa\"}");
 	secret_free(s);
 }
 
