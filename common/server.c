@@ -416,18 +416,31 @@ refuse_fds(int s, const struct listener *l)
 		    sizeof(off));
 }
 
+static void
+listener_resume(void *arg)
+{
+	struct listener *l = arg;
+
+	ev_set(l->fd, POLLIN);
+}
+
 /*
  * Out of descriptors: the reserve makes room to take the connection
  * and refuse it, so that the listener does not stay readable and spin.
+ * With no reserve to give, the listener rests a moment instead.
  */
 static void
-listener_shed(int fd, const struct listener *l)
+listener_shed(int fd, struct listener *l)
 {
 	static int64_t said;
 	int s;
 
-	if (reserve_fd == -1)
+	if (reserve_fd == -1 &&
+	    (reserve_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		ev_set(fd, 0);
+		(void)ev_timer(100, listener_resume, l);
 		return;
+	}
 	close(reserve_fd);
 	reserve_fd = -1;
 	if ((s = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1)
