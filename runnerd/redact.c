@@ -150,38 +150,49 @@ secret_free(struct secret *s)
 	free(s);
 }
 
-/* The string with every form cut; NULL when none is in it. */
+/* The length of the form that starts str[i], 0 when none does. */
+static size_t
+hit_at(const struct secret *s, const char *str, size_t len, size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < s->n; k++)
+		if (s->forms[k][0] == str[i] && s->lens[k] <= len - i &&
+		    memcmp(str + i, s->forms[k], s->lens[k]) == 0)
+			return s->lens[k];
+	return 0;
+}
+
+/*
+ * The string with every form cut; NULL when none is in it, found before
+ * anything is allocated: most strings of a result hold none.
+ */
 static char *
 cut(const struct secret *s, const char *str, size_t len, size_t *outlen)
 {
-	char *out = NULL, *o;
-	size_t i, k, hit;
-	int any = 0;
+	char *out, *o;
+	size_t i, hit;
 
-	/* Each cut makes the text shorter or keeps REDACTED's size. */
+	for (i = 0; i < len && hit_at(s, str, len, i) == 0; i++)
+		;
+	if (i == len)
+		return NULL;
+	/* A cut of PART_MIN bytes or more grows to REDACTED at most. */
 	if ((o = out = malloc(len + len / PART_MIN * sizeof(REDACTED) + 1)) ==
 	    NULL)
 		return NULL;
-	for (i = 0; i < len; ) {
-		hit = 0;
-		for (k = 0; k < s->n && hit == 0; k++)
-			if (s->forms[k][0] == str[i] && s->lens[k] <= len - i &&
-			    memcmp(str + i, s->forms[k], s->lens[k]) == 0)
-				hit = s->lens[k];
-		if (hit == 0) {
+	memcpy(o, str, i);
+	o += i;
+	while (i < len) {
+		if ((hit = hit_at(s, str, len, i)) == 0) {
 			*o++ = str[i++];
 			continue;
 		}
 		memcpy(o, REDACTED, sizeof(REDACTED) - 1);
 		o += sizeof(REDACTED) - 1;
 		i += hit;
-		any = 1;
 	}
 	*o = '\0';
-	if (!any) {
-		free(out);
-		return NULL;
-	}
 	*outlen = (size_t)(o - out);
 	return out;
 }
