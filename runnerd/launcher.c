@@ -580,14 +580,21 @@ fail_in:
 }
 
 /*
- * A new sandbox's record, for call id with container cid, in the list;
- * NULL and why when it cannot be had.
+ * A new sandbox's record, for call id (0: a pooled one), in the list;
+ * NULL and why when it cannot be had.  Its container id is random, not
+ * the call's: request ids are the client's, and two runnerds on one
+ * machine share the cgroup tree.
  */
 static struct sbx *
-sbx_new(uint64_t id, uint64_t cid, char *why, size_t whylen)
+sbx_new(uint64_t id, char *why, size_t whylen)
 {
 	struct sbx *s;
+	uint64_t cid;
 
+	if (getrandom(&cid, sizeof(cid), 0) != sizeof(cid)) {
+		snprintf(why, whylen, "getrandom: %s", strerror(errno));
+		return NULL;
+	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
@@ -598,6 +605,9 @@ sbx_new(uint64_t id, uint64_t cid, char *why, size_t whylen)
 	render_init(&s->render);
 	s->started = ev_now_ms();
 	container_id(cid, s->cid);
+	if (id != 0)
+		log_debug("sandbox %s runs %016llx", s->cid,
+		    (unsigned long long)id);
 	TAILQ_INSERT_TAIL(&sbxs, s, entry);
 	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
 	    conf->runnerd.state_dir, s->cid) == -1)
@@ -632,14 +642,9 @@ pool_spawn(char *why, size_t whylen)
 {
 	struct sbx *s;
 	json_t *req;
-	uint64_t rnd;
 	int sp[2];
 
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-		snprintf(why, whylen, "getrandom: %s", strerror(errno));
-		return -1;
-	}
-	if ((s = sbx_new(0, rnd, why, whylen)) == NULL)
+	if ((s = sbx_new(0, why, whylen)) == NULL)
 		return -1;
 	s->waiting = 1;
 	req = tfpool_box_request();
@@ -706,6 +711,12 @@ pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
 	s->started = ev_now_ms();
 	s->req = json_incref(req);
 	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	if (bundle_tag(s->dir, id) == -1) {
+		if (credfd != -1)
+			close(credfd);
+		snprintf(why, whylen, "bundle: %s", strerror(errno));
+		return;
+	}
 	if (tfpool_claim(conf, s->dir, req, credfd, why, whylen) == -1 ||
 	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
 	    workspace_seed_confined(conf, work, 0, req, why, whylen) == -1)
@@ -768,10 +779,11 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 			sbx_destroy(s);
 			s = NULL;
 		}
-	} else if ((s = sbx_new(id, id, why, sizeof(why))) == NULL)
+	} else if ((s = sbx_new(id, why, sizeof(why))) == NULL)
 		;	/* why says it */
 	else if ((s->req = json_incref(req)) == NULL ||
-	    bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) == -1)
+	    bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) == -1 ||
+	    bundle_tag(s->dir, id) == -1)
 		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
 	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
 	    workspace_seed_confined(conf, work, 0, req, why, sizeof(why)) ==

@@ -95,6 +95,8 @@ int	 credential_write(const char *, int);
 int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
+int	 bundle_tag(const char *, uint64_t);
+int	 bundle_call(const char *, uint64_t *);
 int	 rm_tree(const char *);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);

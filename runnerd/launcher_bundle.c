@@ -569,6 +569,46 @@ credential_write(const char *path, int credfd)
 	return r;
 }
 
+/*
+ * The call a bundle serves, in its "call" file: its container id is
+ * random, and the start-up sweep reports leftovers by call.
+ */
+int
+bundle_tag(const char *dir, uint64_t id)
+{
+	char path[PATH_MAX], line[32];
+	int fd, n, r;
+
+	if (pathf(path, sizeof(path), "%s/call", dir) == -1 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return -1;
+	n = snprintf(line, sizeof(line), "%016" PRIx64 "\n", id);
+	r = write_full(fd, line, n);
+	if (close(fd) == -1)
+		r = -1;
+	return r;
+}
+
+/* The call of a bundle bundle_tag marked: 0, or -1 if none is. */
+int
+bundle_call(const char *dir, uint64_t *id)
+{
+	char path[PATH_MAX], line[32];
+	ssize_t n;
+	int fd;
+
+	if (pathf(path, sizeof(path), "%s/call", dir) == -1 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n != 17 || line[16] != '\n')
+		return -1;
+	line[16] = '\0';
+	return sscanf(line, "%" SCNx64, id) == 1 ? 0 : -1;
+}
+
 /* The bundle directory: config.json, work/ with the inputs, credential. */
 int
 bundle_create(const struct as_config *conf, const char *dir, const char *cid,

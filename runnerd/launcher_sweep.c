@@ -89,16 +89,17 @@ runsc_cmd(const struct as_config *conf, char *out, size_t outlen, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The call whose sandbox cid was, once, to ids; a pooled one had none. */
 static void
-swept_add(json_t *ids, const char *cid)
+swept_add(const struct as_config *conf, json_t *ids, const char *cid)
 {
-	char rid[REQID_STR_LEN];
+	char rid[REQID_STR_LEN], dir[PATH_MAX];
 	json_t *v;
 	uint64_t id;
 	size_t i;
 
-	if (strncmp(cid, CONTAINER_PREFIX, strlen(CONTAINER_PREFIX)) != 0 ||
-	    sscanf(cid + strlen(CONTAINER_PREFIX), "%" SCNx64, &id) != 1)
+	if (pathf(dir, sizeof(dir), "%s/bundles/%s", conf->runnerd.state_dir,
+	    cid) == -1 || bundle_call(dir, &id) == -1)
 		return;
 	reqid_format(id, rid);
 	json_array_foreach(ids, i, v)
@@ -128,7 +129,7 @@ sweep(const struct as_config *conf)
 			cgroup_kill(line);
 			(void)runsc_cmd(conf, NULL, 0, "delete", "--force",
 			    line, NULL);
-			swept_add(ids, line);
+			swept_add(conf, ids, line);
 		}
 	}
 	memset(&g, 0, sizeof(g));
@@ -136,10 +137,10 @@ sweep(const struct as_config *conf)
 	    conf->runnerd.state_dir) == 0 && glob(pat, 0, NULL, &g) == 0) {
 		for (i = 0; i < g.gl_pathc; i++) {
 			cid = strrchr(g.gl_pathv[i], '/') + 1;
+			swept_add(conf, ids, cid);
 			cgroup_remove(cid);
 			if (rm_tree(g.gl_pathv[i]) == -1)
 				log_warn("sweep: %s", g.gl_pathv[i]);
-			swept_add(ids, cid);
 		}
 		globfree(&g);
 	}
