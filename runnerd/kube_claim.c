@@ -131,7 +131,7 @@ seed(const struct as_config *c, uint64_t id, json_t *req)
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	if (workspace_seed(c, dir, req, why, sizeof(why)) == -1) {
+	if (workspace_seed(c, dir, NULL, req, why, sizeof(why)) == -1) {
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}

@@ -27,6 +27,8 @@
 #define INIT_MOUNT		"/run/sandbox-init" /* before every command */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
 #define HOME_MOUNT		"/run/home"	/* HOME, XDG: empty, read-only */
+#define PLAN_MOUNT		"/run/plan"	/* an apply's saved plan, read-only */
+#define PLAN_DIR		"plan"		/* its directory in the bundle */
 /* launcher_render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
 
@@ -95,6 +97,8 @@ int	 credential_write(const char *, int);
 int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
+json_t	*bind_mount(const char *, const char *, int);
+int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 int	 rm_tree(const char *);
@@ -132,8 +136,8 @@ int	 copy_file(const char *, const char *, mode_t, uid_t, gid_t, int,
 int	 open_regular(const char *);
 json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
-int	 workspace_seed(const struct as_config *, const char *, json_t *,
-	    char *, size_t);
+int	 workspace_seed(const struct as_config *, const char *, const char *,
+	    json_t *, char *, size_t);
 int	 workspace_seed_confined(const struct as_config *, const char *,
 	    int, json_t *, char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);

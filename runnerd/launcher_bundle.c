@@ -29,7 +29,8 @@ static const char *const host_tops[] = {
 static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
 static const char *const skeleton[] = {
 	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
-	"run/secrets", "run/providers", "run/mirror", "run/home", NULL
+	"run/secrets", "run/providers", "run/mirror", "run/home", "run/plan",
+	NULL
 };
 
 void
@@ -220,12 +221,25 @@ request_ok(json_t *req)
 	return 1;
 }
 
-static json_t *
+json_t *
 bind_mount(const char *dst, const char *src, int ro)
 {
 	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dst,
 	    "type", "bind", "source", src, "options", "rbind",
 	    ro ? "ro" : "rw");
+}
+
+/* dir/name, a new directory of the bundle's, bound read-only at dst. */
+int
+bundle_dir_mount(const char *dir, const char *name, const char *dst,
+    json_t *mounts)
+{
+	char path[PATH_MAX];
+
+	if (pathf(path, sizeof(path), "%s/%s", dir, name) == -1 ||
+	    mkdir(path, 0755) == -1)
+		return -1;
+	return json_array_append_new(mounts, bind_mount(dst, path, 1));
 }
 
 static int
@@ -645,8 +659,15 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 		json_decref(spec);
 		return -1;
 	}
-	if (json_is_true(json_object_get(req, "pooled")) &&
-	    tfpool_mounts(conf, dir, json_object_get(spec, "mounts")) == -1) {
+	/*
+	 * An apply's saved plan: root's, on a read-only mount, so that
+	 * nothing in the sandbox can change it once workspace.c checked it.
+	 */
+	if ((json_object_get(req, "plan_load") != NULL &&
+	    bundle_dir_mount(dir, PLAN_DIR, PLAN_MOUNT, json_object_get(spec,
+	    "mounts")) == -1) || (json_is_true(json_object_get(req,
+	    "pooled")) && tfpool_mounts(conf, dir, json_object_get(spec,
+	    "mounts")) == -1)) {
 		json_decref(spec);
 		return -1;
 	}

@@ -4,8 +4,8 @@
  * any one-shot sandbox (launcher.c keeps the pool and claims from it).
  *
  * A pooled sandbox starts with nothing of any call's: an empty /work,
- * an empty plugin directory and an empty /run/secrets, each a
- * directory of its bundle, and the operator's whole mirror read-only
+ * an empty plugin directory, an empty /run/secrets and an empty
+ * PLAN_MOUNT, each a directory of its bundle, and the operator's whole mirror read-only
  * at MIRROR_MOUNT.  Its shell waits for one line on its stdin.  A call
  * that claims it gets its module snapshot copied into /work (by
  * descriptors, workspace_seed_confined), its credential into
@@ -46,26 +46,6 @@ tfpool_box_request(void)
 	    pool_wait, "pooled", 1);
 }
 
-static json_t *
-ro_bind(const char *dst, const char *src)
-{
-	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dst,
-	    "type", "bind", "source", src, "options", "rbind", "ro");
-}
-
-/* dir/name, a new directory of the bundle's bound read-only at dst. */
-static int
-bundle_dir_mount(const char *dir, const char *name, const char *dst,
-    json_t *mounts)
-{
-	char path[PATH_MAX];
-
-	if (pathf(path, sizeof(path), "%s/%s", dir, name) == -1 ||
-	    mkdir(path, 0755) == -1)
-		return -1;
-	return json_array_append_new(mounts, ro_bind(dst, path));
-}
-
 /* A pooled bundle's mounts beyond a one-shot's. */
 int
 tfpool_mounts(const struct as_config *conf, const char *dir, json_t *mounts)
@@ -73,10 +53,12 @@ tfpool_mounts(const struct as_config *conf, const char *dir, json_t *mounts)
 	const char *mirror = conf->runnerd.terraform_mirror;
 
 	if (bundle_dir_mount(dir, "providers", PROVIDER_MOUNT, mounts) == -1 ||
-	    bundle_dir_mount(dir, "secrets", "/run/secrets", mounts) == -1)
+	    bundle_dir_mount(dir, "secrets", "/run/secrets", mounts) == -1 ||
+	    bundle_dir_mount(dir, PLAN_DIR, PLAN_MOUNT, mounts) == -1)
 		return -1;
 	if (mirror[0] != '\0' &&
-	    json_array_append_new(mounts, ro_bind(MIRROR_MOUNT, mirror)) == -1)
+	    json_array_append_new(mounts, bind_mount(MIRROR_MOUNT, mirror, 1)) ==
+	    -1)
 		return -1;
 	return 0;
 }

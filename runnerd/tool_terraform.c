@@ -104,8 +104,16 @@ static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     " >plan.json 2>/tmp/show.err || "
     "{ cat /tmp/show.err >&2; exit 5; }";
 
-static const char apply_script[] = TF_ENV TF_INIT_FN TF_RUN
-    "tf apply terraform apply -input=false -no-color plan.tfplan";
+/*
+ * The approved plan is root's on a read-only mount (launcher_bundle.c),
+ * checked before the sandbox started.  init, when the launcher gave no
+ * .terraform, runs before terraform reads the plan, never after: from
+ * the plan's reading to its end, the apply is one command.
+ */
+static const char apply_script[] = TF_ENV TF_PHASE_FN TF_INIT_FN
+    "if [ ! -d .terraform ]; then phase init; tf_init; fi; phase apply; "
+    "terraform apply -input=false -no-color " PLAN_MOUNT "/plan.tfplan "
+    "</dev/null";
 
 static const char *
 working_dir(const struct call *k)

@@ -9,11 +9,11 @@
  *
  * Request keys (all optional): "workdir" (host directory to snapshot
  * and copy in), "state" (runnerd's directory for that working dir),
- * "plan_load" (digest of a saved plan, copied in as plan.tfplan with
- * the module snapshot it was made from), "plan_save" (a workspace file
- * to save as a plan after a clean exit) and "keep_state" (copy
- * terraform.tfstate back, also after a failure: what terraform did is
- * never forgotten), and with plan_save "plans_kept_for" (seconds: older
+ * "plan_load" (digest of a saved plan, copied to the bundle's PLAN_DIR,
+ * with the module snapshot it was made from in work), "plan_save" (a
+ * workspace file to save as a plan after a clean exit) and
+ * "keep_state" (copy terraform.tfstate back, also after a failure: what
+ * terraform did is never forgotten), and with plan_save "plans_kept_for" (seconds: older
  * saved plans and snapshots of that working directory are removed once
  * the new one is kept), "poolable" (a started sandbox of the
  * terraform pool may run it, launcher_tfpool.c) and "init_cache" (with
@@ -376,18 +376,37 @@ module_seed(const char *state, const char *snap, const char *work,
 	return 0;
 }
 
-/* The saved plan whose SHA-256 is load, into work, checked. */
+/* A bundle's PLAN_DIR, beside its work/ (launcher_bundle.c). */
 static int
-plan_seed(const char *state, const char *load, const char *work, char *why,
-    size_t whylen)
+plan_dir_of(const char *work, char *buf, size_t len)
+{
+	const char *base;
+
+	if ((base = strrchr(work, '/')) == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return pathf(buf, len, "%.*s/" PLAN_DIR, (int)(base - work), work);
+}
+
+/*
+ * The saved plan whose SHA-256 is load, checked, into plandir: root's,
+ * and the sandbox's read-only PLAN_MOUNT, never in its /work.
+ */
+static int
+plan_seed(const char *state, const char *load, const char *plandir,
+    char *why, size_t whylen)
 {
 	char src[PATH_MAX], dst[PATH_MAX], digest[SHA256_HEX_LEN + 1];
 
-	if (pathf(src, sizeof(src), "%s/plans/%s.tfplan", state, load) == -1 ||
-	    pathf(dst, sizeof(dst), "%s/" PLAN_FILE, work) == -1)
+	if (plandir == NULL) {
+		snprintf(why, whylen, "this backend loads no saved plan");
 		return -1;
-	if (copy_file(src, dst, 0444, SANDBOX_UID, SANDBOX_GID, 0, digest) ==
-	    -1) {
+	}
+	if (pathf(src, sizeof(src), "%s/plans/%s.tfplan", state, load) == -1 ||
+	    pathf(dst, sizeof(dst), "%s/" PLAN_FILE, plandir) == -1)
+		return -1;
+	if (copy_file(src, dst, 0444, 0, 0, 0, digest) == -1) {
 		snprintf(why, whylen, "saved plan %.12s: %s", load,
 		    errno == ENOENT ? "not found" : strerror(errno));
 		return -1;
@@ -405,11 +424,12 @@ plan_seed(const char *state, const char *load, const char *work, char *why,
  * Fills work before the sandbox starts: 0, or -1 and why.  A plan
  * snapshots the live directory first and runs from the snapshot; an
  * apply runs from the snapshot its approved plan was made from, and
- * never reads the live directory.  req gets "snapshot": the digest.
+ * never reads the live directory, with the plan in plandir (NULL: the
+ * backend has none).  req gets "snapshot": the digest.
  */
 int
-workspace_seed(const struct as_config *c, const char *work, json_t *req,
-    char *why, size_t whylen)
+workspace_seed(const struct as_config *c, const char *work,
+    const char *plandir, json_t *req, char *why, size_t whylen)
 {
 	char src[PATH_MAX], terraform[PATH_MAX], snap[SHA256_HEX_LEN + 1];
 	const char *workdir, *state, *load;
@@ -461,12 +481,14 @@ workspace_seed(const struct as_config *c, const char *work, json_t *req,
 		return -1;
 	if (snap[0] != '\0')
 		json_object_set_new(req, "snapshot", json_string(snap));
-	return load == NULL ? 0 : plan_seed(state, load, work, why, whylen);
+	return load == NULL ? 0 : plan_seed(state, load, plandir, why,
+	    whylen);
 }
 
 struct seed_job {
 	const struct as_config	*c;
 	const char		*work;
+	const char		*plandir;	/* the bundle's PLAN_DIR */
 	int			 render;	/* a plan's render's */
 	json_t			*req;
 };
@@ -485,7 +507,8 @@ seed_child(void *arg)
 		    "state")), snap != NULL ? snap : "", j->work, why,
 		    sizeof(why));
 	else
-		r = workspace_seed(j->c, j->work, j->req, why, sizeof(why));
+		r = workspace_seed(j->c, j->work, j->plandir, j->req, why,
+		    sizeof(why));
 	return json_pack("{s:b, s:s, s:O?, s:O?, s:o?}", "ok", r == 0, "why",
 	    why, "snapshot", json_object_get(j->req, "snapshot"),
 	    "module_provisioners", json_object_get(j->req,
@@ -508,15 +531,16 @@ workspace_seed_confined(const struct as_config *c, const char *work,
     int render, json_t *req, char *why, size_t whylen)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct seed_job job = { c, work, render, req };
-	char terraform[PATH_MAX], tfinit[PATH_MAX];
+	struct seed_job job = { c, work, NULL, render, req };
+	char terraform[PATH_MAX], tfinit[PATH_MAX], plandir[PATH_MAX];
 	const char *w;
 	json_t *reply;
 	int r;
 
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
 	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
-	    tfinit_dir(c, tfinit, sizeof(tfinit)) == -1) {
+	    tfinit_dir(c, tfinit, sizeof(tfinit)) == -1 ||
+	    plan_dir_of(work, plandir, sizeof(plandir)) == -1) {
 		snprintf(why, whylen, "workspace: %s", strerror(errno));
 		return -1;
 	}
@@ -534,6 +558,10 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 		paths.ro[paths.ro[0] != NULL] = tfinit;
 	paths.rw[0] = terraform;
 	paths.rw[1] = work;
+	if (!render && json_object_get(req, "plan_load") != NULL) {
+		job.plandir = plandir;
+		paths.rw[2] = plandir;
+	}
 	if ((reply = confined_run(c, &paths, seed_child, &job, why,
 	    whylen)) == NULL)
 		return -1;
@@ -604,7 +632,7 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	struct collect_job job = { c, work, plan_to, req, clean };
-	char terraform[PATH_MAX], why[256];
+	char terraform[PATH_MAX], plandir[PATH_MAX], why[256];
 	json_t *reply;
 
 	/* Nothing to collect: no child (one-shot tools' calls). */
@@ -614,12 +642,16 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 		return;
 	}
 	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    workspace_state_root(c)) == -1) {
+	    workspace_state_root(c)) == -1 ||
+	    plan_dir_of(work, plandir, sizeof(plandir)) == -1) {
 		json_object_set_new(r, "error", json_string("workspace: "
 		    "path too long"));
 		return;
 	}
 	paths.ro[0] = work;
+	/* An apply's plan, checked again (workspace_keep). */
+	if (json_object_get(req, "plan_load") != NULL)
+		paths.ro[1] = plandir;
 	paths.rw[0] = terraform;
 	paths.rw[1] = plan_to;
 	if ((reply = confined_run(c, &paths, collect_child, &job, why,
@@ -866,6 +898,26 @@ done:
 }
 
 /*
+ * Whether the bundle's plan file beside work still has the digest load
+ * it was checked by: nothing in the sandbox can change it (a read-only
+ * mount of root's), and this says so if something did.
+ */
+static int
+plan_unchanged(const char *work, const char *load)
+{
+	char dir[PATH_MAX], path[PATH_MAX], digest[SHA256_HEX_LEN + 1];
+	int fd, r;
+
+	if (plan_dir_of(work, dir, sizeof(dir)) == -1 ||
+	    pathf(path, sizeof(path), "%s/" PLAN_FILE, dir) == -1 ||
+	    (fd = open_regular(path)) == -1)
+		return 0;
+	r = sha256_file_hex(fd, digest) == 0 && strcmp(digest, load) == 0;
+	close(fd);
+	return r;
+}
+
+/*
  * After the sandbox: the state terraform wrote is kept whatever the
  * exit (resources an apply made before it failed stay known, and r
  * says so); after a clean exit the plan too, with a note of the module
@@ -876,10 +928,11 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 {
 	char src[PATH_MAX], plans[PATH_MAX], digest[SHA256_HEX_LEN + 1];
 	char name[PATH_MAX];
-	const char *state, *save, *snap;
+	const char *state, *save, *snap, *load;
 	json_t *max_age, *changed;
 
 	state = json_string_value(json_object_get(req, "state"));
+	load = json_string_value(json_object_get(req, "plan_load"));
 	save = json_string_value(json_object_get(req, "plan_save"));
 	snap = json_string_value(json_object_get(req, "snapshot"));
 	if (state == NULL)
@@ -899,9 +952,14 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 		} else if (!clean)
 			json_object_set_new(r, "state_kept", json_true());
 	}
+	if (load != NULL && !plan_unchanged(work, load)) {
+		json_object_set_new(r, "error", json_sprintf("the approved "
+		    "plan %.12s… was not the plan file at the apply's end: "
+		    "what ran may not be what was approved", load));
+		return;
+	}
 	/* What the next plan's changed files are counted from. */
-	if (clean && save == NULL && snap != NULL &&
-	    json_object_get(req, "plan_load") != NULL &&
+	if (clean && save == NULL && snap != NULL && load != NULL &&
 	    note_write(state, APPLIED_NOTE, snap) == -1)
 		log_warn("note %s/" APPLIED_NOTE, state);
 	if (save == NULL || !clean)

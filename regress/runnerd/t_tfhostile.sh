@@ -570,6 +570,77 @@ git_module_refused_pooled_cleanup()
 	as_kill_all
 }
 
+atf_test_case plan_untouchable cleanup
+plan_untouchable_head()
+{
+	atf_set "descr" "the approved plan is root's on a read-only mount in the apply sandbox: code the apply runs can neither change nor replace it, and a plan file changed all the same fails the apply"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+# approve_apply FILE: terraform_apply of m, approved, into FILE.
+approve_apply()
+{
+	tf_call terraform_apply > pending
+	id=$(as_field approval_id < pending)
+	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > "$1"
+}
+plan_untouchable_body()
+{
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	mkdir -p tf/m
+	# Each way to change the plan, tried by code the apply runs.
+	cat > tf/m/main.tf <<'TF'
+resource "terraform_data" "x" {
+  input = "approved"
+  provisioner "local-exec" {
+    command = "p=/run/plan/plan.tfplan; for t in \"echo x >$p\" \"echo x >>$p\" \"chmod 666 $p\" \"rm -f $p\" \"mv $p $p.old\" \"ln -sf /tmp/x $p\" \"touch /run/plan/new\"; do sh -c \"$t\" 2>/dev/null && echo \"SWAP done: $t\" || echo \"SWAP refused: $t\"; done; python3 -c 'import os; s = os.stat(\"/run/plan/plan.tfplan\"); print(\"SWAP stat\", oct(s.st_mode), s.st_uid, s.st_gid, os.listdir(\"/run/plan\"))'; [ -e /work/plan.tfplan ] && echo 'SWAP done: a plan in /work'; true"
+  }
+}
+TF
+	as_tf_suite "[m]" "" approve
+	approve_apply applied
+	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
+	as_field text < applied | sed -n 's/.*(local-exec): SWAP/SWAP/p' > swap.txt
+	grep 'SWAP done' swap.txt &&
+	    atf_fail "the sandbox changed the plan: $(grep 'SWAP done' swap.txt | tr '\n' ' ')"
+	[ "$(grep -c 'SWAP refused: ' swap.txt)" -eq 7 ] ||
+	    atf_fail "not every change was tried: $(tr '\n' ' ' < swap.txt)"
+	grep -qx "SWAP stat 0o100444 0 0 \['plan.tfplan'\]" swap.txt ||
+	    atf_fail "the plan is not root's and read-only: $(tr '\n' ' ' < swap.txt)"
+	# Changed from outside all the same (root on the host, during the
+	# apply): the result says so.
+	cat > tf/m/main.tf <<'TF'
+resource "terraform_data" "y" {
+  provisioner "local-exec" {
+    command = "sleep 3"
+  }
+}
+TF
+	approve_apply changed &
+	waiter=$!
+	i=0
+	until plan=$(ls var/runner/bundles/*/plan/plan.tfplan 2>/dev/null) &&
+	    [ -n "$plan" ]; do
+		i=$((i + 1))
+		[ $i -le 400 ] || atf_fail "no apply sandbox with a plan"
+		sleep 0.05
+	done
+	chmod u+w $plan && echo tampered >> $plan
+	wait $waiter
+	grep -q '"isError":true' changed ||
+	    atf_fail "a changed plan was reported applied: $(cat changed)"
+	grep -q "was not the plan file at the apply's end" changed ||
+	    atf_fail "the result does not say the plan changed: $(cat changed)"
+	as_stop
+}
+plan_untouchable_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case apply_environment cleanup
 apply_environment_head()
 {
@@ -652,6 +723,7 @@ atf_init_test_cases()
 	atf_add_test_case git_module_refused
 	atf_add_test_case git_module_refused_pooled
 	atf_add_test_case apply_environment
+	atf_add_test_case plan_untouchable
 	atf_add_test_case apply_environment_pooled
 	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
