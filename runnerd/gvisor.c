@@ -54,7 +54,7 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("gvisor backend: no %s: install the Debian package "
 		    "bubblewrap (apt-get install bubblewrap); plans are shown "
 		    "for approval in a sandbox of it", RENDER_BWRAP);
-	if (sandbox_init_find() == -1)
+	if (sandbox_init_find(NULL) == -1)
 		fatalx("gvisor backend: no %s: make builds it beside runnerd "
 		    "and make install installs it there; every sandbox's "
 		    "command runs under it", sandbox_init_path());

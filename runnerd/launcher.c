@@ -397,7 +397,7 @@ static void
 sbx_render_start(struct sbx *s)
 {
 	if (json_is_true(json_object_get(s->req, "render")))
-		render_start(conf, s->dir, s->req, &s->render);
+		render_start(conf, s->dir, s->cid, s->req, &s->render);
 }
 
 /*

@@ -89,7 +89,7 @@ int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
-int	 sandbox_init_find(void);
+int	 sandbox_init_find(const char *);
 const char *sandbox_init_path(void);
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
@@ -157,9 +157,12 @@ struct render {
 void	 bwrap_terraform(const struct as_config *, const char *,
 	    const json_t *, const char *, int, int, int)
 	    __attribute__((noreturn));
+void	 render_exec(const struct as_config *, const char *, const char *,
+	    const json_t *, const char *, int, int, int)
+	    __attribute__((noreturn));
 void	 render_init(struct render *);
-void	 render_start(const struct as_config *, const char *, json_t *,
-	    struct render *);
+void	 render_start(const struct as_config *, const char *, const char *,
+	    json_t *, struct render *);
 const char *render_inbox(const struct render *);
 int	 render_go(struct render *, char *, size_t);
 int	 render_went(const struct render *);
@@ -176,7 +179,7 @@ int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
 long	 cgroup_memory_max(const struct as_config *);
 int	 cgroup_hit_memory_limit(const char *);
-int	 cgroup_enter(const char *, const char *);
+int	 cgroup_enter(const char *, const char *, long);
 void	 cgroup_kill(const char *);
 void	 cgroup_remove(const char *);
 

@@ -57,23 +57,27 @@ pathf(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * sandbox-init, beside runnerd's own program (the same build or the same
- * installation); runnerd does not start without it.
+ * sandbox-init in dir, else beside runnerd's own program (the same build
+ * or the same installation); runnerd does not start without it.
  */
 static char init_path[PATH_MAX];
 
 int
-sandbox_init_find(void)
+sandbox_init_find(const char *dir)
 {
 	char self[PATH_MAX], *slash;
 	ssize_t n;
 
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) == -1)
-		return -1;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) != NULL)
-		*slash = '\0';
-	if (pathf(init_path, sizeof(init_path), "%s/sandbox-init", self) ==
+	if (dir == NULL) {
+		if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) ==
+		    -1)
+			return -1;
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL)
+			*slash = '\0';
+		dir = self;
+	}
+	if (pathf(init_path, sizeof(init_path), "%s/sandbox-init", dir) ==
 	    -1)
 		return -1;
 	return access(init_path, X_OK);

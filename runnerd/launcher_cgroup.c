@@ -213,21 +213,30 @@ cg_rmdir(const char *dir)
 /*
  * Moves the calling process into a leaf of cid's cgroup beside runsc's
  * "sandbox" (cgroup v2 allows processes only in leaves), so that it and
- * its children count against the sandbox's limits and die with it.
+ * its children count against the sandbox's limits and die with it;
+ * with pids > 0 the leaf has that bound of its own too.
  */
 int
-cgroup_enter(const char *cid, const char *leaf)
+cgroup_enter(const char *cid, const char *leaf, long pids)
 {
 	static const char *v1[] = { "/memory", "/pids", "/cpu" };
 	static const char *v2[] = { "" };
 	const char **ctl = cgroup_v2() ? v2 : v1;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], max[32];
 	size_t i, n = cgroup_v2() ? 1 : sizeof(v1) / sizeof(v1[0]);
 
+	snprintf(max, sizeof(max), "%ld", pids);
 	for (i = 0; i < n; i++) {
+		if (pathf(dir, sizeof(dir), CGROUP_ROOT "%s/" CGROUP_PARENT
+		    "/%s", ctl[i], cid) == -1)
+			return -1;
+		if (pids > 0 && cgroup_v2())
+			(void)cg_write(dir, "cgroup.subtree_control", "+pids");
 		if (pathf(dir, sizeof(dir), CGROUP_ROOT "%s/" CGROUP_PARENT
 		    "/%s/%s", ctl[i], cid, leaf) == -1 ||
 		    (mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+		    (pids > 0 && (cgroup_v2() || strcmp(ctl[i], "/pids") ==
+		    0) && cg_write(dir, "pids.max", max) == -1) ||
 		    cg_write(dir, "cgroup.procs", "0") == -1)
 			return -1;
 	}
@@ -238,7 +247,7 @@ cgroup_enter(const char *cid, const char *leaf)
 static void
 cg_foreach(const char *cid, void (*fn)(const char *))
 {
-	static const char *leaves[] = { "sandbox", "egress" };
+	static const char *leaves[] = { "sandbox", "egress", "render" };
 	char pat[PATH_MAX], leaf[PATH_MAX];
 	glob_t g;
 	size_t i, j;

@@ -204,7 +204,7 @@ proxy_main(const char *cid, json_t *allow, int sp)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	/* Before the listener: runsc's child then fails if this does. */
-	if (cgroup_enter(cid, "egress") == -1) {
+	if (cgroup_enter(cid, "egress", 0) == -1) {
 		log_warn("%s: cgroup", cid);
 		_exit(1);
 	}

@@ -44,6 +44,13 @@
  * that it ends whether or not the launcher reads yet.
  */
 #define RENDER_WHY_MAX	"16384"
+/*
+ * Host tasks for terraform and each provider it starts, in each of the
+ * two shows: a Go program at GOMAXPROCS=1 (measured: one show with the
+ * aws provider peaked at 36 tasks for both).  The render's leaf of the
+ * call's cgroup has this bound of its own, below the call's.
+ */
+#define RENDER_PIDS_EACH	48
 
 /*
  * The two renderings at once, each on a core of its own, on a machine
@@ -149,11 +156,16 @@ bwrap_terraform(const struct as_config *c, const char *work,
 		"--perms", "0555", "--dir", PROVIDER_MOUNT,
 		"--perms", "0555", "--dir", HOME_MOUNT, NULL
 	};
+	/*
+	 * The shell runs under sandbox-init's filter, as every gVisor
+	 * sandbox's command does: no user namespace, here on the host's
+	 * own kernel.
+	 */
 	static const char *const tail[] = {
 		"--chdir", "/work", "/usr/bin/setpriv", "--reuid=65534",
 		"--regid=65534", "--clear-groups", "--inh-caps=-all",
-		"--bounding-set=-all", "--no-new-privs", "/bin/sh", "-c",
-		NULL
+		"--bounding-set=-all", "--no-new-privs", INIT_MOUNT,
+		"/bin/sh", "-c", NULL
 	};
 	struct argv_buf a;
 	size_t i;
@@ -174,6 +186,8 @@ bwrap_terraform(const struct as_config *c, const char *work,
 		    arg(&a, sandbox_env[i].value) == -1)
 			_exit(126);
 	if (providers_each(c, providers, provider_bind, &a) == -1 ||
+	    arg(&a, "--ro-bind") == -1 || arg(&a, sandbox_init_path()) == -1 ||
+	    arg(&a, INIT_MOUNT) == -1 ||
 	    arg(&a, "--bind") == -1 || arg(&a, work) == -1 ||
 	    arg(&a, "/work") == -1)
 		_exit(126);
@@ -184,6 +198,24 @@ bwrap_terraform(const struct as_config *c, const char *work,
 		_exit(126);
 	execv(RENDER_BWRAP, (char *const *)a.v);
 	_exit(127);
+}
+
+/*
+ * bwrap_terraform for a call's render: in the leaf "render" of the
+ * call's cgroup cid, under the call's memory and a pids bound of its
+ * own for terraform and the providers it starts.
+ */
+void
+render_exec(const struct as_config *c, const char *cid, const char *work,
+    const json_t *providers, const char *script, int in, int out, int err)
+{
+	long pids = 2 * RENDER_PIDS_EACH * (1 + json_array_size(providers));
+
+	if (cgroup_enter(cid, "render", pids) == -1) {
+		dprintf(err, "render: cgroup: %s\n", strerror(errno));
+		_exit(126);
+	}
+	bwrap_terraform(c, work, providers, script, in, out, err);
 }
 
 void
@@ -206,12 +238,12 @@ fd_close(int *fd)
  * The render's sandbox for the plan in dir that req was seeded for,
  * waiting for go, its workspace dir/render/work with the plan's module
  * snapshot, state and .terraform; the saved plan comes with the plan's
- * collect (render_inbox).  Why it could not start is said by render_go,
- * where the call learns of it.
+ * collect (render_inbox), in the call's cgroup cid (render_exec).  Why
+ * it could not start is said by render_go, where the call learns of it.
  */
 void
-render_start(const struct as_config *c, const char *dir, json_t *req,
-    struct render *r)
+render_start(const struct as_config *c, const char *dir, const char *cid,
+    json_t *req, struct render *r)
 {
 	char rdir[PATH_MAX];
 	int go[2] = { -1, -1 }, err[2] = { -1, -1 };
@@ -234,7 +266,7 @@ render_start(const struct as_config *c, const char *dir, json_t *req,
 		fd_close(&go[1]);
 		fd_close(&err[0]);
 	} else if (r->pid == 0)
-		bwrap_terraform(c, r->work, json_object_get(req, "providers"),
+		render_exec(c, cid, r->work, json_object_get(req, "providers"),
 		    render_script, go[0], -1, err[1]);
 	else {
 		r->go = go[1];
