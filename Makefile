@@ -188,6 +188,8 @@ bench: all
 	@regress/runnerd/bench_sessions.sh $(BUILD) 10 500
 	@echo "== terraform_plan / terraform_apply through the suite against bare terraform"
 	@python3 regress/runnerd/bench_terraform.py $(BUILD) 10
+	@echo "== terraform: the plan store's growth over 50 plans of a changing module"
+	@python3 regress/runnerd/bench_tfstore.py $(BUILD) 50
 	@echo "== sessions beside credentials from a Vault taking 200 ms each; 64 clients' calls per second"
 	@python3 regress/runnerd/bench_vault.py $(BUILD) 200
 

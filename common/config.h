@@ -53,6 +53,9 @@ struct runnerd_conf {
 						   event is spooled; 0: never */
 	long		audit_spool_max;	/* bytes of runnerd's spool */
 	long		plan_retention;	/* seconds a saved plan is kept */
+	long		terraform_store_per_dir;	/* bytes of plans and
+						   snapshots, a working dir */
+	long		terraform_store_max;	/* bytes of them, all dirs */
 	char		terraform_mirror[PATH_MAX];	/* providers; "" = none */
 	char		session_agent[PATH_MAX];	/* session-agent.py */
 	long		session_idle;	/* seconds unused before a session ends */

@@ -280,7 +280,7 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return tree_fail(t, "%s: not a file or a directory (a fifo, "
 		    "device or socket): refused", rel);
-	if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+	if (S_ISREG(st.st_mode) && st.st_nlink > 1 && !t->store)
 		return tree_fail(t, "%s: hard links are refused", rel);
 	fd = open_beneath(src, name, O_RDONLY | O_NONBLOCK |
 	    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
@@ -290,7 +290,7 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 	if (fstat(fd, &ost) == -1 || ost.st_ino != st.st_ino ||
 	    ost.st_dev != st.st_dev || (ost.st_mode & S_IFMT) !=
 	    (st.st_mode & S_IFMT) || (S_ISREG(ost.st_mode) &&
-	    ost.st_nlink > 1)) {
+	    ost.st_nlink > 1 && !t->store)) {
 		close(fd);
 		return tree_fail(t, "%s: changed while it was copied: "
 		    "refused", rel);

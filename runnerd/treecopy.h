@@ -22,6 +22,9 @@ struct tree_copy {
 	char		*why;		/* what was refused, and where */
 	size_t		 whylen;
 	FILE		*manifest;	/* the digest's lines, when wanted */
+	int		 store;		/* the source is runnerd's snapshot
+					   store, whose files are hard links
+					   to its blobs (tfstore.c) */
 	long		 bytes;
 	int		 files;
 	EVP_MD_CTX	*md;

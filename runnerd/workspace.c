@@ -37,6 +37,7 @@
 #include "log.h"
 #include "daemon.h"
 #include "sandbox.h"
+#include "tfstore.h"
 #include "treecopy.h"
 
 #define STATE_FILE	"terraform.tfstate"
@@ -245,6 +246,68 @@ fail_errno(char *why, size_t whylen, const char *what)
 	return -1;
 }
 
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Whether note (a digest, in a file of runnerd's) names digest. */
+static int
+note_names(int dir, const char *note, const char *digest)
+{
+	char buf[SHA256_HEX_LEN];
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(dir, note, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == SHA256_HEX_LEN && memcmp(buf, digest, n) == 0;
+}
+
+/* Whether a kept plan, or the last apply, was made from snapshot digest. */
+static int
+snapshot_needed(const char *state, const char *digest)
+{
+	char plans[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int used = 0;
+
+	if (pathf(plans, sizeof(plans), "%s/plans", state) == -1 ||
+	    (d = opendir(state)) == NULL)
+		return 1;
+	used = note_names(dirfd(d), APPLIED_NOTE, digest);
+	closedir(d);
+	if (used || (d = opendir(plans)) == NULL)
+		return used;
+	while (!used && (de = readdir(d)) != NULL)
+		used = has_suffix(de->d_name, ".snapshot") &&
+		    note_names(dirfd(d), de->d_name, digest);
+	closedir(d);
+	return used;
+}
+
+/* A kept snapshot and its manifest removed, and the blobs only it had. */
+static void
+snapshot_remove(const char *state, const char *digest)
+{
+	char path[PATH_MAX];
+
+	if (pathf(path, sizeof(path), "%s/snapshots/%s", state, digest) ==
+	    0 && rm_tree(path) == -1)
+		log_warn("remove %s", path);
+	if (pathf(path, sizeof(path), "%s/snapshots/%s.manifest", state,
+	    digest) == 0)
+		(void)unlink(path);
+	store_gc(state);
+}
+
 /*
  * The module as it is now, kept in the state directory under the
  * digest of its files: what the plan is made from, what a person
@@ -252,15 +315,21 @@ fail_errno(char *why, size_t whylen, const char *what)
  * directory afterwards.  A snapshot already kept is reused.
  */
 static int
-snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
-    struct tf_facts *facts, char *why, size_t whylen)
+snapshot_take(const struct as_config *c, int live, const char *state,
+    char digest[SHA256_HEX_LEN + 1], struct tf_facts *facts, char *why,
+    size_t whylen)
 {
 	struct tree_copy t = { .uid = 0, .gid = 0, .dmode = 0755,
 	    .fmode = 0644, .sync = 1, .why = why, .whylen = whylen };
 	char snaps[PATH_MAX], incoming[PATH_MAX], dst[PATH_MAX], *list = NULL;
+	char note[PATH_MAX];
 	size_t listlen = 0;
-	int in, r;
+	long long added = 0;
+	int in, r, kept = 0;
 
+	/* A store at its quota takes nothing more, not even a copy. */
+	if (store_room(c, state, why, whylen) == -1)
+		return -1;
 	if (pathf(snaps, sizeof(snaps), "%s/snapshots", state) == -1 ||
 	    mkdir_owned(snaps) == -1 ||
 	    pathf(incoming, sizeof(incoming), "%s/.incoming-XXXXXX", snaps) ==
@@ -285,22 +354,32 @@ snapshot_take(int live, const char *state, char digest[SHA256_HEX_LEN + 1],
 	if (fclose(t.manifest) != 0 && r == 0)
 		r = fail_errno(why, whylen, "snapshot manifest");
 	if (r == 0 && pathf(dst, sizeof(dst), "%s/%s", snaps, digest) == 0) {
-		if (rename(incoming, dst) == 0)
+		if (rename(incoming, dst) == 0) {
 			incoming[0] = '\0';
-		else if (errno == EEXIST || errno == ENOTEMPTY)
+			kept = 1;
+		} else if (errno == EEXIST || errno == ENOTEMPTY)
 			/* The same files were planned before: refresh its age. */
 			(void)utimensat(AT_FDCWD, dst, NULL,
 			    AT_SYMLINK_NOFOLLOW);
 		else
 			r = fail_errno(why, whylen, "snapshot");
 	}
+	/* Its files once in the store, each a link to its blob. */
+	if (r == 0 && kept && store_dedupe(state, dst, list, &added) == -1)
+		r = fail_errno(why, whylen, "snapshot store");
 	/* The list of its files: what a later plan is compared with. */
-	if (r == 0 && pathf(dst, sizeof(dst), "%s.manifest", digest) == 0 &&
-	    note_write(snaps, dst, list) == -1)
+	if (r == 0 && pathf(note, sizeof(note), "%s.manifest", digest) == 0 &&
+	    note_write(snaps, note, list) == -1)
 		r = fail_errno(why, whylen, "snapshot manifest");
 	free(list);
 	if (incoming[0] != '\0')
 		(void)rm_tree(incoming);
+	/* What it added may be past a quota: then it is not kept. */
+	if (kept && (r == -1 || (added > 0 &&
+	    store_room(c, state, why, whylen) == -1))) {
+		snapshot_remove(state, digest);
+		r = -1;
+	}
 	return r;
 }
 
@@ -310,7 +389,8 @@ snapshot_seed(const char *state, const char *digest, const char *work,
     char *why, size_t whylen)
 {
 	struct tree_copy t = { .uid = SANDBOX_UID, .gid = SANDBOX_GID,
-	    .dmode = 0755, .fmode = 0644, .why = why, .whylen = whylen };
+	    .dmode = 0755, .fmode = 0644, .store = 1, .why = why,
+	    .whylen = whylen };
 	char path[PATH_MAX], got[SHA256_HEX_LEN + 1];
 	int src, dst, r = -1;
 
@@ -465,8 +545,8 @@ workspace_seed(const struct as_config *c, const char *work,
 			    "a symbolic link" : strerror(errno));
 			return -1;
 		}
-		if (snapshot_take(live, state, snap, &facts, why, whylen) ==
-		    -1) {
+		if (snapshot_take(c, live, state, snap, &facts, why,
+		    whylen) == -1) {
 			close(live);
 			return -1;
 		}
@@ -715,14 +795,6 @@ plan_remove(const char *path)
 	return unlink(path);
 }
 
-static int
-has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
 /*
  * What is older than max_age seconds in dir, but for the entries whose
  * name starts with keep, removed: saved plans (each with its snapshot
@@ -783,8 +855,8 @@ read_note(int fd, ssize_t *len)
 }
 
 struct mentry {
-	char	*path;
-	char	*sha;
+	const char	*path;
+	const char	*sha;
 };
 
 static int
@@ -799,11 +871,30 @@ cmp_mentry(const void *a, const void *b)
  * name holds no control character, so a line is one entry), sorted by
  * path; buf keeps the text they point into.
  */
+struct mlist {
+	struct mentry	*e;
+	size_t		 n;
+};
+
+static int
+mlist_add(const struct mfile *f, void *arg)
+{
+	struct mlist *l = arg;
+	struct mentry *ne;
+
+	if ((ne = reallocarray(l->e, l->n + 1, sizeof(*ne))) == NULL)
+		return -1;
+	l->e = ne;
+	l->e[l->n].path = f->path;
+	l->e[l->n++].sha = f->sha;
+	return 0;
+}
+
 static struct mentry *
 manifest_load(const char *snaps, const char *digest, char **buf, size_t *n)
 {
-	char path[PATH_MAX], *line, *next, *sp;
-	struct mentry *e = NULL, *ne;
+	struct mlist l = { NULL, 0 };
+	char path[PATH_MAX];
 	ssize_t len = 0;
 	int fd;
 
@@ -816,27 +907,11 @@ manifest_load(const char *snaps, const char *digest, char **buf, size_t *n)
 	close(fd);
 	if (*buf == NULL)
 		return NULL;
-	for (line = *buf; line < *buf + len; line = next) {
-		if ((next = strchr(line, '\n')) == NULL)
-			break;
-		*next++ = '\0';
-		/* From the right: the digest, then the size; the rest is the path. */
-		if (line[0] != 'f' || line[1] != ' ' ||
-		    (sp = strrchr(line, ' ')) == NULL || sp <= line + 2)
-			continue;
-		*sp = '\0';
-		if ((ne = reallocarray(e, *n + 1, sizeof(*e))) == NULL)
-			break;
-		e = ne;
-		e[*n].sha = sp + 1;
-		if ((sp = strrchr(line, ' ')) == NULL || sp <= line + 1)
-			continue;
-		*sp = '\0';
-		e[(*n)++].path = line + 2;
-	}
-	if (e != NULL)
-		qsort(e, *n, sizeof(*e), cmp_mentry);
-	return e;
+	(void)manifest_each(*buf, mlist_add, &l);
+	if (l.e != NULL)
+		qsort(l.e, l.n, sizeof(*l.e), cmp_mentry);
+	*n = l.n;
+	return l.e;
 }
 
 static int
@@ -962,6 +1037,10 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 	if (clean && save == NULL && snap != NULL && load != NULL &&
 	    note_write(state, APPLIED_NOTE, snap) == -1)
 		log_warn("note %s/" APPLIED_NOTE, state);
+	/* A failed plan's snapshot goes at once, unless another needs it. */
+	if (save != NULL && !clean && snap != NULL &&
+	    !snapshot_needed(state, snap))
+		snapshot_remove(state, snap);
 	if (save == NULL || !clean)
 		return;
 	if (snap != NULL && (changed = files_changed(state, snap)) != NULL)
@@ -980,6 +1059,9 @@ workspace_keep(const char *work, json_t *req, json_t *r, int clean)
 	if ((max_age = json_object_get(req, "plans_kept_for")) == NULL)
 		return;
 	prune(plans, json_integer_value(max_age), digest);
-	if (snap != NULL && pathf(src, sizeof(src), "%s/snapshots", state) == 0)
+	if (snap != NULL && pathf(src, sizeof(src), "%s/snapshots", state) ==
+	    0) {
 		prune(src, json_integer_value(max_age), snap);
+		store_gc(state);
+	}
 }

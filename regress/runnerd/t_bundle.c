@@ -206,8 +206,9 @@ ATF_TC_BODY(namespace_sandbox_environment, tc)
 	int fds[2], status;
 	pid_t pid;
 
-	(void)tc;
 	config_defaults(&conf);
+	ATF_REQUIRE(sandbox_init_find(atf_tc_get_config_var(tc, "bindir")) ==
+	    0);
 	ATF_REQUIRE(getcwd(work, sizeof(work)) != NULL);
 	strlcat(work, "/work", sizeof(work));
 	ATF_REQUIRE(mkdir(work, 0700) == 0);

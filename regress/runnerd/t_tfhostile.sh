@@ -641,6 +641,84 @@ plan_untouchable_cleanup()
 	as_kill_all
 }
 
+atf_test_case store_bounded cleanup
+store_bounded_head()
+{
+	atf_set "descr" "the plan store: each file kept once, a failed plan's snapshot removed at once, and the quotas per working directory and in total stop plans before they keep more while other directories still plan"
+	atf_set "require.user" "root"
+	atf_set "timeout" "600"
+}
+# The bytes of the store's blobs.
+blob_bytes()
+{
+	find var/runner/terraform/.blobs -type f -printf '%s\n' |
+	    awk '{ s += $1 } END { print s + 0 }'
+}
+store_bounded_body()
+{
+	AS_TF_RUNNERD_EXTRA="  terraform_store_per_dir: 8M
+  terraform_store_max: 12M"
+	command -v runsc >/dev/null || atf_skip "runsc is not installed"
+	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	mkdir -p tf/m tf/n tf/o
+	for d in m n o; do
+		echo 'resource "terraform_data" "x" {}' > tf/$d/main.tf
+	done
+	# Ten files of 256 KiB; a plan that changes one adds 256 KiB.
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		head -c 262144 /dev/urandom > tf/m/data$i.bin
+	done
+	as_tf_suite "[m, n, o]"
+	tf_call terraform_plan m > p1
+	[ "$(as_is_error p1)" = false ] || atf_fail "plan 1: $(cat p1)"
+	b1=$(blob_bytes)
+	head -c 262144 /dev/urandom > tf/m/data0.bin
+	tf_call terraform_plan m > p2
+	[ "$(as_is_error p2)" = false ] || atf_fail "plan 2: $(cat p2)"
+	b2=$(blob_bytes)
+	echo "blobs: $b1 bytes after one plan, $b2 after a second with one file changed"
+	[ "$b1" -ge 2621440 ] && [ "$b2" -lt $((b1 + 300000)) ] ||
+	    atf_fail "one changed file grew the store from $b1 to $b2 bytes"
+	# A failed plan keeps no snapshot.
+	snaps=$(ls var/runner/terraform/*/snapshots | grep -c manifest)
+	echo 'resource "terraform_data" "x" { input = nope }' > tf/m/bad.tf
+	tf_call terraform_plan m > bad
+	[ "$(as_is_error bad)" = true ] || atf_fail "the bad plan planned"
+	[ "$(ls var/runner/terraform/*/snapshots | grep -c manifest)" -eq "$snaps" ] ||
+	    atf_fail "the failed plan's snapshot was kept"
+	rm tf/m/bad.tf
+	# 3 MiB new each time: the second passes 8 MiB and is refused, as
+	# are the next, before anything is copied.
+	i=0
+	while [ $i -lt 4 ]; do
+		head -c 3145728 /dev/urandom > tf/m/big.bin
+		tf_call terraform_plan m > big$i
+		i=$((i + 1))
+	done
+	[ "$(as_is_error big0)" = false ] || atf_fail "big 0: $(cat big0)"
+	for f in big1 big2 big3; do
+		[ "$(as_is_error $f)" = true ] &&
+		    grep -q "runnerd.terraform_store_per_dir" $f ||
+		    atf_fail "$f was not refused by the quota: $(cat $f)"
+	done
+	[ "$(blob_bytes)" -le 9437184 ] ||
+	    atf_fail "the store holds $(blob_bytes) bytes past its quota"
+	# Another directory still plans; past the total, none does.
+	head -c 3145728 /dev/urandom > tf/n/big.bin
+	tf_call terraform_plan n > n1
+	[ "$(as_is_error n1)" = false ] || atf_fail "n: $(cat n1)"
+	head -c 4194304 /dev/urandom > tf/o/big.bin
+	tf_call terraform_plan o > o1
+	[ "$(as_is_error o1)" = true ] &&
+	    grep -q "runnerd.terraform_store_max" o1 ||
+	    atf_fail "o was not refused by the total quota: $(cat o1)"
+	as_stop
+}
+store_bounded_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case apply_environment cleanup
 apply_environment_head()
 {
@@ -724,6 +802,7 @@ atf_init_test_cases()
 	atf_add_test_case git_module_refused_pooled
 	atf_add_test_case apply_environment
 	atf_add_test_case plan_untouchable
+	atf_add_test_case store_bounded
 	atf_add_test_case apply_environment_pooled
 	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
