@@ -29,6 +29,28 @@
 #define HOME_MOUNT		"/run/home"	/* HOME, XDG: empty, read-only */
 #define PLAN_MOUNT		"/run/plan"	/* an apply's saved plan, read-only */
 #define PLAN_DIR		"plan"		/* its directory in the bundle */
+
+/*
+ * A lock file's providers as required_providers in providers.tf, each
+ * address and version of the characters terraform writes there and
+ * nothing else, so that nothing of the file but those two reaches the
+ * configuration; then init from the plugin directory only, the lock
+ * file unchanged (the init cache's builder, launcher_tfinit.c, and the
+ * render, launcher_render.c).
+ */
+#define TF_LOCK_PROVIDERS "awk 'BEGIN { print \"terraform {\"; " \
+    "print \"required_providers {\" } " \
+    "/^provider \"[A-Za-z0-9._\\/-]+\" [{]$/ { if (a != \"\") exit 1; " \
+    "a = $2; gsub(/\"/, \"\", a); next } " \
+    "/^  version += \"[A-Za-z0-9.+-]+\"$/ { if (a == \"\") exit 1; " \
+    "v = $3; gsub(/\"/, \"\", v); next } " \
+    "/^[}]$/ { if (a == \"\" || v == \"\") exit 1; " \
+    "printf \"p%d = { source = \\\"%s\\\", version = \\\"%s\\\" }\\n\", " \
+    "n++, a, v; a = v = \"\"; next } " \
+    "END { if (a != \"\") exit 1; print \"}\"; print \"}\" }' " \
+    ".terraform.lock.hcl >providers.tf"
+#define TF_LOCK_INIT "terraform init -input=false -no-color " \
+    "-lockfile=readonly -plugin-dir=" PROVIDER_MOUNT " </dev/null"
 /* launcher_render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
 

@@ -55,24 +55,48 @@
 /*
  * The two renderings at once, each on a core of its own, on a machine
  * with more than one: the render is the largest part of a plan's time
- * after the sandbox's own.  Go's collector waits until the heap nears
+ * after the sandbox's own.  But one after the other when the plan has
+ * providers: each show starts them, and two of a large one at once
+ * (aws: 260 MiB of heap and 330 MiB of its binary each, measured) do
+ * not fit the call's memory.  Go's collector waits until the heap nears
  * GOMEMLIMIT (GOGC=off, https://go.dev/doc/gc-guide#Memory_limit): a
  * show allocates less, and its start is mostly allocation (about 15 %
- * of it here).  The workspace has .terraform from the init cache when
- * it holds the plan's lock file (launcher_tfinit.c); a show that needs
- * more runs init first.
+ * of it here).
+ *
+ * A saved plan holds the configuration and the lock file it was made
+ * with, so the render shows it from an empty directory and never reads
+ * the module: with the .terraform of the init cache when the launcher
+ * gave one (launcher_tfinit.c), else, when the plan needs providers,
+ * from an init on the plan's lock file alone, as the cache's builder
+ * makes one.
  */
 static const char render_script[] =
     "read -r go && [ \"$go\" = go ] || exit 0; exec </dev/null; "
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
     "GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
-    "show() { terraform show -json plan.tfplan >plan.json 2>/tmp/json.err & "
-    "terraform show -no-color plan.tfplan >plan.txt 2>/tmp/text.err; "
-    "t=$?; wait $! && [ $t -eq 0 ]; }; "
-    "show || { terraform init -input=false -no-color -plugin-dir="
-    PROVIDER_MOUNT " >/tmp/init.log 2>&1 || { head -c " RENDER_WHY_MAX
-    " /tmp/init.log >&2; exit 3; }; show || { cat /tmp/json.err "
-    "/tmp/text.err | head -c " RENDER_WHY_MAX " >&2; exit 5; }; }";
+    "mkdir /tmp/show && cd /tmp/show || exit 3; "
+    "python3 -c 'import sys, zipfile\n"
+    "z = zipfile.ZipFile(\"/work/plan.tfplan\")\n"
+    "e = [i for i in z.infolist() if i.filename == \".terraform.lock.hcl\"]\n"
+    "if e and e[0].file_size > 65536:\n"
+    "    sys.exit(\"the lock file of the saved plan is too large\")\n"
+    "sys.stdout.buffer.write(z.read(e[0]) if e else b\"\")' "
+    ">.terraform.lock.hcl 2>/tmp/lock.err || { head -c " RENDER_WHY_MAX
+    " /tmp/lock.err >&2; exit 3; }; "
+    "json() { terraform show -json /work/plan.tfplan >/work/plan.json "
+    "2>/tmp/json.err; }; "
+    "text() { terraform show -no-color /work/plan.tfplan >/work/plan.txt "
+    "2>/tmp/text.err; }; "
+    "show() { if [ -s .terraform.lock.hcl ]; then json && text; else "
+    "json & text; t=$?; wait $! && [ $t -eq 0 ]; fi; }; "
+    "[ -d /work/.terraform ] && (export TF_DATA_DIR=/work/.terraform; "
+    "show) && exit 0; "
+    "if [ -s .terraform.lock.hcl ]; then " TF_LOCK_PROVIDERS " || { echo "
+    "'the lock file of the saved plan is not as terraform writes it' >&2; "
+    "exit 3; }; " TF_LOCK_INIT " >/tmp/init.log 2>&1 || { head -c "
+    RENDER_WHY_MAX " /tmp/init.log >&2; exit 3; }; fi; "
+    "show || { cat /tmp/json.err /tmp/text.err | head -c " RENDER_WHY_MAX
+    " >&2; exit 5; }";
 
 struct argv_buf {
 	const char	*v[RENDER_ARGS_MAX];

@@ -51,28 +51,13 @@
 #define TFINIT_BUILDS	2		/* at once */
 #define TFINIT_RETRY	600		/* seconds before a failed key again */
 
-/*
- * The lock file's providers as required_providers, each address and
- * version of the characters terraform writes there and nothing else,
- * so that nothing of the file but those two reaches the configuration;
- * then init from the plugin directory only, the lock file unchanged.
- */
+/* An entry of the cache: init on the lock file's providers alone. */
 static const char build_script[] =
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1; "
     "[ -f .terraform.lock.hcl ] || exit 0; "
-    "awk 'BEGIN { print \"terraform {\"; print \"required_providers {\" } "
-    "/^provider \"[A-Za-z0-9._\\/-]+\" [{]$/ { if (a != \"\") exit 1; "
-    "a = $2; gsub(/\"/, \"\", a); next } "
-    "/^  version += \"[A-Za-z0-9.+-]+\"$/ { if (a == \"\") exit 1; "
-    "v = $3; gsub(/\"/, \"\", v); next } "
-    "/^[}]$/ { if (a == \"\" || v == \"\") exit 1; "
-    "printf \"p%d = { source = \\\"%s\\\", version = \\\"%s\\\" }\\n\", "
-    "n++, a, v; a = v = \"\"; next } "
-    "END { if (a != \"\") exit 1; print \"}\"; print \"}\" }' "
-    ".terraform.lock.hcl >providers.tf || "
+    TF_LOCK_PROVIDERS " || "
     "{ echo 'the lock file is not as terraform writes it' >&2; exit 2; }; "
-    "terraform init -input=false -no-color -lockfile=readonly "
-    "-plugin-dir=" PROVIDER_MOUNT " </dev/null >/dev/null";
+    TF_LOCK_INIT " >/dev/null";
 
 struct build {
 	pid_t		 pid;

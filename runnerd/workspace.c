@@ -577,18 +577,12 @@ static json_t *
 seed_child(void *arg)
 {
 	struct seed_job *j = arg;
-	const char *snap;
 	char why[1024] = "";
 	int r;
 
-	snap = json_string_value(json_object_get(j->req, "snapshot"));
-	if (j->render)
-		r = module_seed(json_string_value(json_object_get(j->req,
-		    "state")), snap != NULL ? snap : "", j->work, why,
-		    sizeof(why));
-	else
-		r = workspace_seed(j->c, j->work, j->plandir, j->req, why,
-		    sizeof(why));
+	/* A render shows the plan file alone: no module, no state. */
+	r = j->render ? 0 : workspace_seed(j->c, j->work, j->plandir, j->req,
+	    why, sizeof(why));
 	return json_pack("{s:b, s:s, s:O?, s:O?, s:o?}", "ok", r == 0, "why",
 	    why, "snapshot", json_object_get(j->req, "snapshot"),
 	    "module_provisioners", json_object_get(j->req,
@@ -603,8 +597,8 @@ seed_child(void *arg)
  * terraform state and the workspace (launcher_confine.c).  The
  * snapshot's digest comes back into req, and with "init_cache" what
  * tfinit_seed found ("init").  With render, work is the render's of the
- * plan req was seeded for: it gets the module snapshot, state and
- * .terraform the plan got, and req stays as it is.
+ * plan req was seeded for: it gets the .terraform the plan got, nothing
+ * of the module, and req stays as it is.
  */
 int
 workspace_seed_confined(const struct as_config *c, const char *work,

@@ -205,10 +205,10 @@ plan_ok()
 }
 apply_ok()
 {
-	id=$(as_call terraform_apply "{\"working_dir\":\"$1\"}" |
-	    as_field approval_id)
+	as_call terraform_apply "{\"working_dir\":\"$1\"}" > pending.json
+	id=$(as_field approval_id < pending.json)
 	"$(as_bin approvalctl)" -f conf.yaml approve "$id" >/dev/null ||
-	    atf_fail "no approval for $1"
+	    atf_fail "no approval for $1: $(cat pending.json)"
 	as_call terraform_apply "{\"working_dir\":\"$1\",\"approval_id\":\"$id\"}" > r.json
 	[ "$(as_is_error r.json)" = false ] || atf_fail "apply $1: $(cat r.json)"
 }

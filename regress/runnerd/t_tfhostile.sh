@@ -335,6 +335,51 @@ forged_plan_files_cleanup()
 	as_kill_all
 }
 
+atf_test_case render_sees_no_module cleanup
+render_sees_no_module_head()
+{
+	atf_set "descr" "the render shows the saved plan alone: its workspace holds the plan and nothing of the module or its state"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+render_sees_no_module_body()
+{
+	# runnerd's runsc is a wrapper that lists the render's workspace
+	# once the plan is in it, just before the render goes.
+	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	cat > runsc <<SH
+#!/bin/sh
+b=
+prev=
+for a in "\$@"; do [ "\$prev" = --bundle ] && b=\$a; prev=\$a; done
+if [ -n "\$b" ]; then
+	( i=0
+	while [ \$i -lt 400 ] && [ ! -e "\$b/render/work/plan.tfplan" ]; do
+		sleep 0.01
+		i=\$((i + 1))
+	done
+	ls -A "\$b/render/work" > "$(pwd)/render.ls" ) </dev/null >/dev/null 2>&1 &
+fi
+exec "$real" "\$@"
+SH
+	tf_wrapped
+	echo 'output "o" { value = "x" }' > tf/m/out.tf
+	tf_call terraform_plan > plan
+	[ "$(as_is_error plan)" = false ] || atf_fail "plan: $(cat plan)"
+	tf_call terraform_plan > plan2
+	[ -s render.ls ] || atf_fail "the render's workspace was not seen"
+	grep -qx plan.tfplan render.ls ||
+	    atf_fail "no plan in the render's workspace: $(cat render.ls)"
+	grep -vx -e plan.tfplan -e .terraform -e plan.json -e plan.txt \
+	    render.ls &&
+	    atf_fail "the render got more than the plan: $(tr '\n' ' ' < render.ls)"
+	as_stop
+}
+render_sees_no_module_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case render_killed cleanup
 render_killed_head()
 {
@@ -807,6 +852,7 @@ atf_init_test_cases()
 	atf_add_test_case render_then_fail
 	atf_add_test_case forged_plan_files
 	atf_add_test_case render_killed
+	atf_add_test_case render_sees_no_module
 	atf_add_test_case symlink_race
 	atf_add_test_case bad_entries
 	atf_add_test_case apply_runs_the_snapshot
