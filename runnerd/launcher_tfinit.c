@@ -292,15 +292,20 @@ lock_read(const char *state, const char *snapshot, char **lock, size_t *len)
 }
 
 /*
- * In the seed's confined child, once work holds the module snapshot:
- * work/.terraform from the cache entry of its key, {"key", "cached":
+ * In the seed's confined child, once the module snapshot is kept:
+ * dir/.terraform from the cache entry of its key, {"key", "cached":
  * true}; or, with no entry yet, {"key", "lock": the lock file or null}
  * for the launcher to build it; NULL when the lock file cannot key
- * one (too large, not text), and init runs as before.
+ * one (too large, not text), and init runs as before.  dir is the
+ * workspace, the sandbox user's, or with root an apply's plan
+ * directory, which the sandbox sees read-only.
  */
 json_t *
-tfinit_seed(const struct as_config *c, const char *work, const json_t *req)
+tfinit_seed(const struct as_config *c, const char *dir, int root,
+    const json_t *req)
 {
+	uid_t uid = root ? 0 : SANDBOX_UID;
+	gid_t gid = root ? 0 : SANDBOX_GID;
 	const char *state, *snapshot;
 	char key[SHA256_HEX_LEN + 1], path[PATH_MAX], *lock;
 	json_t *r = NULL;
@@ -324,19 +329,17 @@ tfinit_seed(const struct as_config *c, const char *work, const json_t *req)
 		return r;
 	}
 	free(lock);
-	if ((wfd = open_dir_at(AT_FDCWD, work)) != -1 &&
+	if ((wfd = open_dir_at(AT_FDCWD, dir)) != -1 &&
 	    mkdirat(wfd, ".terraform", 0755) == 0 &&
-	    fchownat(wfd, ".terraform", SANDBOX_UID, SANDBOX_GID,
-	    AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fchownat(wfd, ".terraform", uid, gid, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (dst = open_dir_at(wfd, ".terraform")) != -1) {
-		if (tree_copy_init(src, dst, SANDBOX_UID, SANDBOX_GID, 0) ==
-		    0)
+		if (tree_copy_init(src, dst, uid, gid, 0) == 0)
 			r = json_pack("{s:s, s:b}", "key", key, "cached", 1);
 		close(dst);
 	}
 	/* Half a copy: init runs as if there were none. */
 	if (r == NULL && wfd != -1 && pathf(path, sizeof(path),
-	    "%s/.terraform", work) == 0)
+	    "%s/.terraform", dir) == 0)
 		(void)rm_tree(path);
 	if (wfd != -1)
 		close(wfd);

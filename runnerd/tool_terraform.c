@@ -106,12 +106,15 @@ static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
 
 /*
  * The approved plan is root's on a read-only mount (launcher_bundle.c),
- * checked before the sandbox started.  init, when the launcher gave no
- * .terraform, runs before terraform reads the plan, never after: from
- * the plan's reading to its end, the apply is one command.
+ * checked before the sandbox started, and so is the .terraform of the
+ * init cache beside it when the launcher had one (TF_DATA_DIR).  init,
+ * when it had none, runs before terraform reads the plan, never after:
+ * from the plan's reading to its end, the apply is one command.
  */
 static const char apply_script[] = TF_ENV TF_PHASE_FN TF_INIT_FN
-    "if [ ! -d .terraform ]; then phase init; tf_init; fi; phase apply; "
+    "if [ -d " PLAN_MOUNT "/.terraform ]; then "
+    "export TF_DATA_DIR=" PLAN_MOUNT "/.terraform; else phase init; "
+    "tf_init; fi; phase apply; "
     "terraform apply -input=false -no-color " PLAN_MOUNT "/plan.tfplan "
     "</dev/null";
 

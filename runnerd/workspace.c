@@ -588,7 +588,8 @@ seed_child(void *arg)
 	    "module_provisioners", json_object_get(j->req,
 	    "module_provisioners"), "init",
 	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
-	    tfinit_seed(j->c, j->work, j->req) : NULL);
+	    tfinit_seed(j->c, j->plandir != NULL ? j->plandir : j->work,
+	    j->plandir != NULL, j->req) : NULL);
 }
 
 /*

@@ -125,7 +125,7 @@ ATF_TC_BODY(seeded, tc)
 	ssize_t n;
 
 	entry_make(entry, LINK);
-	ATF_REQUIRE((r = tfinit_seed(&conf, "work", req)) != NULL);
+	ATF_REQUIRE((r = tfinit_seed(&conf, "work", 0, req)) != NULL);
 	ATF_CHECK(json_is_true(json_object_get(r, "cached")));
 	ATF_REQUIRE(lstat("work/.terraform/providers/null", &st) == 0);
 	ATF_CHECK(S_ISLNK(st.st_mode));
@@ -148,7 +148,7 @@ ATF_TC_BODY(missing, tc)
 	json_t *req = setup(LOCK, entry), *r;
 
 	/* No entry: the key and the lock file, for the builder. */
-	ATF_REQUIRE((r = tfinit_seed(&conf, "work", req)) != NULL);
+	ATF_REQUIRE((r = tfinit_seed(&conf, "work", 0, req)) != NULL);
 	ATF_CHECK(!json_is_true(json_object_get(r, "cached")));
 	ATF_CHECK_STREQ(json_string_value(json_object_get(r, "lock")), LOCK);
 	ATF_CHECK_STREQ(json_string_value(json_object_get(r, "key")),
@@ -170,7 +170,7 @@ refused(const char *link, int fifo)
 		ATF_REQUIRE(pathf(path, sizeof(path), "%s/fifo", entry) == 0);
 		ATF_REQUIRE(mkfifo(path, 0644) == 0);
 	}
-	r = tfinit_seed(&conf, "work", req);
+	r = tfinit_seed(&conf, "work", 0, req);
 	ATF_CHECK_MSG(r == NULL, "copied: %s", json_dumps(r, 0));
 	ATF_CHECK_MSG(access("work/.terraform", F_OK) == -1,
 	    "half a copy left");
@@ -220,7 +220,7 @@ ATF_TC_BODY(big_lock, tc)
 	memset(lock, '#', sizeof(lock) - 1);
 	req = setup(lock, entry);
 	/* Past 64 KiB no key: init runs in the sandbox as before. */
-	ATF_CHECK(tfinit_seed(&conf, "work", req) == NULL);
+	ATF_CHECK(tfinit_seed(&conf, "work", 0, req) == NULL);
 	json_decref(req);
 }
 

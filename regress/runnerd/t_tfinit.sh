@@ -54,7 +54,7 @@ init_setup()
 	cat > tf/exec/main.tf <<'TF'
 resource "terraform_data" "x" {
   provisioner "local-exec" {
-    command = "mkdir -p .terraform/providers && ln -s /work .terraform/providers/planted && echo '[\"/work\"]' > .terraform/plugin_path && echo planted > .terraform/planted"
+    command = "mkdir -p .terraform/providers && ln -s /work .terraform/providers/planted && echo '[\"/work\"]' > .terraform/plugin_path && echo planted > .terraform/planted; echo \"DATADIR $TF_DATA_DIR\"; touch \"$TF_DATA_DIR/x\" 2>/dev/null && echo DATADIR written; true"
   }
 }
 TF
@@ -198,6 +198,11 @@ writes_stay_body()
 	    atf_fail "apply: $(as_field text < r.json)"
 	after=$(cd var/runner/tfinit && find . -printf '%p %u %m %l\n' | sort)
 	[ "$before" = "$after" ] || atf_fail "the cache changed: $after"
+	# The apply's .terraform is the cache's copy, root's and read-only.
+	as_field text < r.json | sed -n 's/.*(local-exec): DATADIR/DATADIR/p' \
+	    > datadir.txt
+	[ "$(cat datadir.txt)" = "DATADIR /run/plan/.terraform" ] ||
+	    atf_fail "the apply's data directory: $(cat datadir.txt)"
 	# The same key (no lock file): a copy of the empty entry.
 	plan_ok reader
 	grep -q '"terraform init"' p.txt && atf_fail "not from the cache"
