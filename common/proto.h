@@ -52,11 +52,11 @@
 	/* runnerd -> approvald over approval.sock; nothing approves. */	\
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
 	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \
-	/* {"tool","arguments","plan_digest",...} */			\
+	/* {"tool","arguments","plan_digest","client",...} */			\
 	X(MSG_APPROVAL_REQUEST,	202,	0, "APPROVAL_REQUEST")		\
 	/* {"approval_id","expires_at"} */				\
 	X(MSG_APPROVAL_CREATED,	203,	0, "APPROVAL_CREATED")		\
-	/* {"approval_id","tool","arguments","plan_digest"} */		\
+	/* {"approval_id","tool","arguments","plan_digest","client"} */		\
 	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
 	/* {"approval_id","plan_digest"} */				\
 	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
@@ -69,7 +69,8 @@
 	/* approvalctl -> approvald over control.sock (operators). */	\
 	X(MSG_CTL_LIST,		300,	0, "CTL_LIST")	/* {"all"} or none */ \
 	X(MSG_CTL_SHOW,		301,	0, "CTL_SHOW")	/* {"approval_id"} */ \
-	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE") /* {"approval_id"} */ \
+	/* {"approval_id","any_client"} */				\
+	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE")		\
 	/* {"approval_id","reason"} */					\
 	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
 	/* none; entries stream until close */				\

@@ -11,6 +11,7 @@
  * and every result names its request id.
  */
 #include <sys/queue.h>
+#include <sys/random.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -545,6 +546,33 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 }
 
 /*
+ * j (taken) with the MCP client of the call, for approvald, which lets
+ * only that client spend the approval it asks for: the uid of its
+ * runner.sock connection and an id of the connection that no other
+ * connection of this run of runnerd, or of another run, has.
+ */
+static json_t *
+with_client(const struct call *k, json_t *j)
+{
+	static char run[17];
+	unsigned char r[8];
+	char id[32];
+	size_t i;
+
+	if (run[0] == '\0') {
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			fatal("getrandom");
+		for (i = 0; i < sizeof(r); i++)
+			snprintf(run + i * 2, 3, "%02x", r[i]);
+	}
+	snprintf(id, sizeof(id), "%s.%u", run, (unsigned)k->conn);
+	if (j != NULL)
+		json_object_set_new(j, "client", json_pack("{s:I, s:s}", "uid",
+		    (json_int_t)k->uid, "id", id));
+	return j;
+}
+
+/*
  * A person in the loop, for every tool but terraform_apply (whose
  * approval binds a plan: tool_terraform.c).  Without approval_id the call
  * stops at a pending approval bound to its tool and arguments; with the
@@ -560,13 +588,13 @@ approval_gate(struct call *k)
 	if ((aid = json_string_value(json_object_get(k->args,
 	    "approval_id"))) != NULL)
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
-		    json_pack("{s:s, s:s, s:O}", "approval_id", aid, "tool",
-		    k->tool, "arguments", k->args), MSG_APPROVAL_SPENT, spent,
-		    k);
+		    with_client(k, json_pack("{s:s, s:s, s:O}", "approval_id",
+		    aid, "tool", k->tool, "arguments", k->args)),
+		    MSG_APPROVAL_SPENT, spent, k);
 	else
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
-		    json_pack("{s:s, s:O, s:n}", "tool", k->tool, "arguments",
-		    k->args, "plan_digest"), MSG_APPROVAL_CREATED,
+		    with_client(k, json_pack("{s:s, s:O, s:n}", "tool", k->tool,
+		    "arguments", k->args, "plan_digest")), MSG_APPROVAL_CREATED,
 		    approval_created, k);
 }
 
@@ -634,7 +662,8 @@ decision_recorded(void *arg, const char *why)
 	if (k->kind == CALL_TF_APPLY) {
 		k->state = CALL_APPROVING;
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
-		    tf_spend_request(k), MSG_APPROVAL_SPENT, tf_spent_reply, k);
+		    with_client(k, tf_spend_request(k)), MSG_APPROVAL_SPENT,
+		    tf_spent_reply, k);
 	} else if (strcmp(decision, "approval_required") == 0 &&
 	    k->kind != CALL_TF_REQUEST)
 		approval_gate(k);
@@ -948,8 +977,8 @@ shape(struct call *k)
 		json_decref(fields);
 		k->state = CALL_APPROVING;
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
-		    tf_approval_request(k), MSG_APPROVAL_CREATED,
-		    tf_approval_reply, k);
+		    with_client(k, tf_approval_request(k)),
+		    MSG_APPROVAL_CREATED, tf_approval_reply, k);
 		return;
 	}
 	call_finish(k, res, fields);

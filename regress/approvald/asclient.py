@@ -7,8 +7,10 @@ Speaks the suite's framing through regress/lib/asframe.py.
   asclient.py request RUN DIR PLAN       a pending terraform_apply approval
   asclient.py hostile RUN OUT            one whose plan draws on the terminal;
                                          OUT: the request as sent
-  asclient.py spend RUN ID DIR PLAN      spend it for working_dir DIR, plan
-                                         PLAN (hex, or "null")
+  asclient.py spend RUN ID DIR PLAN [CLIENT]
+                                         spend it for working_dir DIR, plan
+                                         PLAN (hex, or "null"), as client
+                                         CLIENT (default: CLIENT's id)
   asclient.py every SOCK ID              every message type naming ID
   asclient.py race RUN N ROUNDS          N processes spend one approval
   asclient.py load RUN COUNT OUT         approvals approved, then spent
@@ -28,6 +30,8 @@ from asframe import TYPES, Conn, error_unpack, pack, type_name  # noqa: E402
 
 PLAN = "ab" * 32
 APPLY_ARGS = {"working_dir": "demo"}
+# The MCP client runnerd names in each request and spend.
+CLIENT = {"uid": os.getuid(), "id": "asclient.1"}
 
 
 def ask(conn, mtype, payload=b"", reqid=1):
@@ -56,7 +60,8 @@ def new_approval(run, args=None, plan=PLAN, approve=True):
     a = Conn(os.path.join(run, "approval.sock"))
     name, data = ask(a, TYPES["APPROVAL_REQUEST"], {
         "tool": "terraform_apply", "arguments": args or APPLY_ARGS,
-        "plan_digest": plan, "summary": {}, "plan_text": ""},
+        "plan_digest": plan, "summary": {}, "plan_text": "",
+        "client": CLIENT},
         reqid=int.from_bytes(os.urandom(7), "little") + 1)
     a.close()
     aid = expect(name, data, "APPROVAL_CREATED")["approval_id"]
@@ -74,7 +79,8 @@ def spend(run, aid, args=None, plan=PLAN):
         a = Conn(os.path.join(run, "approval.sock"))
         name, data = ask(a, TYPES["APPROVAL_SPEND"], {
             "approval_id": aid, "tool": "terraform_apply",
-            "arguments": args or APPLY_ARGS, "plan_digest": plan})
+            "arguments": args or APPLY_ARGS, "plan_digest": plan,
+            "client": CLIENT})
         a.close()
     except (OSError, EOFError):
         return 2
@@ -110,7 +116,8 @@ def cmd_request(argv):
             {"address": "terraform_data.app", "actions": ["delete",
                                                           "create"]},
             {"address": "terraform_data.labels", "actions": ["update"]}]},
-        "plan_text": "# terraform_data.app must be replaced"})
+        "plan_text": "# terraform_data.app must be replaced",
+        "client": CLIENT})
     print(expect(name, data, "APPROVAL_CREATED")["approval_id"])
     return 0
 
@@ -129,7 +136,7 @@ def cmd_hostile(argv):
     run, out = argv
     h = HOSTILE
     req = {
-        "tool": "terraform_apply",
+        "tool": "terraform_apply", "client": CLIENT,
         "arguments": {"working_dir": "demo", "note": h},
         "plan_digest": PLAN,
         "summary": {
@@ -160,12 +167,14 @@ def cmd_hostile(argv):
 def cmd_spend(argv):
     """Presents the approval as terraform_apply does, approval_id and
     all, and prints the reply."""
-    run, aid, wd, plan = argv
+    run, aid, wd, plan = argv[:4]
+    client = dict(CLIENT, id=argv[4]) if len(argv) > 4 else CLIENT
     a = Conn(os.path.join(run, "approval.sock"))
     name, data = ask(a, TYPES["APPROVAL_SPEND"], {
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": {"working_dir": wd, "approval_id": aid},
-        "plan_digest": None if plan == "null" else plan})
+        "plan_digest": None if plan == "null" else plan,
+        "client": client})
     print(show(name, data))
     return 0
 
@@ -180,7 +189,8 @@ def cmd_every(argv):
         "arguments": {"working_dir": "demo", "approval_id": aid},
         "plan_digest": "a" * 64, "all": True, "reason": "x",
         "state": "approved", "decision": "allow", "session_owner": "t",
-        "progress": False, "summary": {}, "plan_text": ""}).encode()
+        "progress": False, "summary": {}, "plan_text": "",
+        "client": CLIENT}).encode()
     for mtype in sorted(TYPES.values()) + [199, 299, 999, 65535]:
         for data in (payload, b""):
             try:
@@ -310,7 +320,8 @@ def cmd_bench(argv):
     ids = [new_approval(run) for _ in range(m)]
     frames = [pack(TYPES["APPROVAL_SPEND"], 1, {
         "approval_id": aid, "tool": "terraform_apply",
-        "arguments": APPLY_ARGS, "plan_digest": PLAN}) for aid in ids]
+        "arguments": APPLY_ARGS, "plan_digest": PLAN, "client": CLIENT})
+        for aid in ids]
     dt = pipelined(a, frames, "APPROVAL_SPENT")
     if dt is None:
         print("bench: not every spend succeeded")
