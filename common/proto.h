@@ -32,7 +32,8 @@
 	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */	\
 	/* {"tool","arguments","client","progress","log"} */			\
 	X(MSG_TOOL_CALL,	100,	0, "TOOL_CALL")			\
-	/* none; reqid names the call */				\
+	/* none, or {"answer":true}: a task's cancel, answered	\
+	   TOOL_CANCELLED; reqid names the call */			\
 	X(MSG_TOOL_CANCEL,	101,	0, "TOOL_CANCEL")		\
 	/* runnerd -> mcpd: {"progress","total","message"} */		\
 	X(MSG_TOOL_PROGRESS,	102,	0, "TOOL_PROGRESS")		\
@@ -49,6 +50,9 @@
 	   "plan_json","working_dir"} or MSG_ERROR */			\
 	X(MSG_PLAN_READ,	106,	0, "PLAN_READ")			\
 	X(MSG_PLAN,		107,	0, "PLAN")			\
+	/* runnerd -> mcpd: what a TOOL_CANCEL that asked did:		\
+	   {"outcome": "withdrawn" | "stopped" | "running", "reason"} */ \
+	X(MSG_TOOL_CANCELLED,	108,	0, "TOOL_CANCELLED")		\
 	/* runnerd -> approvald over approval.sock; nothing approves. */	\
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
 	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \

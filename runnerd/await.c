@@ -30,6 +30,7 @@ struct await {
 	int			 asking;	/* approvald has a question */
 	int			 gone;		/* cancelled, or mcpd left */
 	int			 withdraw;	/* cancelled: tell approvald */
+	int			 answer;	/* and then mcpd what it did */
 };
 
 static TAILQ_HEAD(, await) awaits = TAILQ_HEAD_INITIALIZER(awaits);
@@ -116,18 +117,36 @@ settled(struct await *w, const char *state, const char *reason)
 	await_free(w);
 }
 
+/*
+ * approvald's answer to the withdrawal.  Nothing of this call ran, and
+ * nothing will: the wait is over whatever approvald says.
+ */
 static void
 withdrawn(void *arg, json_t *reply, int fd, const char *why)
 {
 	struct await *w = arg;
+	const char *state;
+	char text[256];
 
 	(void)fd;
-	if (why != NULL)
+	state = json_string_value(json_object_get(reply, "state"));
+	if (why != NULL) {
 		log_warnx("%s: not withdrawn (%s): it stays until an operator "
 		    "decides or it expires", w->approval_id, why);
-	else
+		snprintf(text, sizeof(text), "nothing ran; approval %s was not "
+		    "withdrawn (%s): it stays until an operator decides or it "
+		    "expires", w->approval_id, why);
+	} else {
 		log_info("%s: withdrawn, now %s", w->approval_id,
-		    json_string_value(json_object_get(reply, "state")) ?: "?");
+		    state != NULL ? state : "?");
+		snprintf(text, sizeof(text), "nothing ran; approval %s is %s",
+		    w->approval_id, state != NULL && strcmp(state, "denied") ==
+		    0 ? "withdrawn" : state != NULL ? state : "unknown");
+	}
+	if (w->answer)
+		cancel_answer(w->conn, w->id, why == NULL && state != NULL &&
+		    strcmp(state, "denied") == 0 ? "withdrawn" : "stopped",
+		    text);
 	json_decref(reply);
 	await_free(w);
 }
@@ -243,15 +262,20 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 	ask(w);
 }
 
-/* TOOL_CANCEL: 1 when id was a wait of c's, now ended and withdrawn. */
+/*
+ * TOOL_CANCEL: 1 when id was a wait of c's, now ended and withdrawn;
+ * with answer, mcpd hears once approvald has answered the withdrawal.
+ * The wait ends here, so an approval granted meanwhile starts nothing.
+ */
 int
-await_cancel(struct conn *c, uint64_t id)
+await_cancel(struct conn *c, uint64_t id, int answer)
 {
 	struct await *w;
 
-	if ((w = await_find(c->id, id)) == NULL)
+	if ((w = await_find(c->id, id)) == NULL || w->gone)
 		return 0;
 	w->gone = w->withdraw = 1;
+	w->answer = answer;
 	if (!w->asking) {
 		ev_timer_cancel(w->timer);
 		w->timer = 0;

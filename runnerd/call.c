@@ -491,8 +491,10 @@ tf_spent_reply(void *arg, json_t *reply, int fd, const char *why)
 		call_refuse(k, "tool.denied", why);
 	else if (tf_spent(k, reply, err, sizeof(err)) == -1)
 		call_refuse(k, "tool.denied", err);
-	else
+	else {
+		k->approved = 1;
 		credential(k);
+	}
 	json_decref(reply);
 }
 
@@ -508,6 +510,7 @@ spent(void *arg, json_t *reply, int fd, const char *why)
 		return;
 	}
 	json_object_del(k->args, "approval_id");
+	k->approved = 1;
 	credential(k);
 }
 
@@ -1041,32 +1044,75 @@ call_done(uint64_t id, json_t *r)
 	    json_object_get(r, "error")), completed, k);
 }
 
+/* What a task's cancel did (MSG_TOOL_CANCELLED), if mcpd is there. */
 void
-call_cancel(struct conn *c, uint64_t id)
+cancel_answer(uint32_t conn, uint64_t id, const char *outcome,
+    const char *reason)
 {
+	struct conn *c;
+
+	log_info("%016llx: cancel: %s: %s", (unsigned long long)id, outcome,
+	    reason);
+	if ((c = conn_find(conn)) != NULL && conn_send_json(c,
+	    MSG_TOOL_CANCELLED, id, -1, json_pack("{s:s, s:s}", "outcome",
+	    outcome, "reason", reason)) == -1)
+		log_warn("cancel answer for %016llx", (unsigned long long)id);
+}
+
+/*
+ * TOOL_CANCEL.  A task's (answer) is told what happened, decided here
+ * as the call's state changes, so the answer is the truth: stopped
+ * before it ran (or withdrawn, await.c), or too late.  A call that
+ * spent an approval and runs is not stopped by a task's cancel: what
+ * a person approved is not left half done; its result ends the task.
+ */
+void
+call_cancel(struct conn *c, uint64_t id, int answer)
+{
+	const char *outcome = "stopped", *reason;
 	struct call *k;
 
-	if (await_cancel(c, id))
+	if (await_cancel(c, id, answer))
 		return;
-	if ((k = call_find(id)) == NULL || k->conn != c->id)
+	if ((k = call_find(id)) == NULL || k->conn != c->id) {
+		if (answer)
+			cancel_answer(c->id, id, "stopped", "no such call: it "
+			    "had ended");
 		return;
+	}
 	switch (k->state) {
 	case CALL_WAITING:
 		line_leave(k);
-		call_refuse(k, "tool.failed", "cancelled while it waited for "
-		    "a sandbox");
+		reason = "cancelled while it waited for a sandbox";
+		call_refuse(k, "tool.failed", reason);
 		break;
 	case CALL_RUNNING:
-		if (k->kind == CALL_SESSION)
+		if (answer && k->approved) {
+			outcome = "running";
+			reason = "too late: approved and already running; its "
+			    "result follows";
+		} else if (k->kind == CALL_SESSION) {
+			reason = "stopped while it ran";
 			session_cancel(k);
-		else
+		} else {
+			reason = "stopped while it ran";
 			runnerd_backend->kill(id);
+		}
 		break;
 	default:
-		/* Its next step ends it, if it has not run yet. */
+		if (k->ran) {
+			outcome = "running";
+			reason = "too late: it has run; its result follows";
+			break;
+		}
+		/* Its next step ends it. */
 		k->cancelled = 1;
+		reason = k->approved ? "cancelled before it ran; its approval "
+		    "was spent" : "cancelled before it ran";
 		break;
 	}
+	if (answer)
+		cancel_answer(c->id, id, outcome, reason);
 }
 
 /* mcpd went away: its calls end, nobody waits for their results. */

@@ -6,6 +6,21 @@
 
 . "$(atf_get_srcdir)/../lib/suite.subr"
 
+# The suite with run_shell in tier high, one-shot.
+gate_suite()
+{
+	sed '/^  run_shell:/,/^  [a-z]/s/    tier: low/    tier: high/' \
+	    "$(as_src)/etc/policy.yaml" > policy.yaml
+	grep -A1 '^  run_shell:' policy.yaml | grep -q 'tier: high' ||
+	    atf_fail "policy not edited"
+	AS_RUNNERD_EXTRA="  sessions_max: 0
+  warm_pool: 0"
+	AS_BROKERD_EXTRA="  scopes:
+    code: { engine: none, tools: [run_shell] }"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+}
+
 started()
 {
 	grep -c '"event":"sandbox.started"' var/audit.jsonl || :
@@ -21,16 +36,7 @@ run_shell_high_head()
 }
 run_shell_high_body()
 {
-	sed '/^  run_shell:/,/^  [a-z]/s/    tier: low/    tier: high/' \
-	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	grep -A1 '^  run_shell:' policy.yaml | grep -q 'tier: high' ||
-	    atf_fail "policy not edited"
-	AS_RUNNERD_EXTRA="  sessions_max: 0
-  warm_pool: 0"
-	AS_BROKERD_EXTRA="  scopes:
-    code: { engine: none, tools: [run_shell] }"
-	as_conf
-	as_start auditd approvald brokerd runnerd
+	gate_suite
 	ctl="$(as_bin approvalctl) -f conf.yaml"
 
 	python3 "$(atf_get_srcdir)/gate_check.py" "$AS_RUN/runner.sock" \
@@ -40,6 +46,28 @@ run_shell_high_body()
 	as_stop
 }
 run_shell_high_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case task_cancel cleanup
+task_cancel_head()
+{
+	atf_set "descr" "a task's cancel of a call waiting on its approval says what it did: withdrawn (nothing ran), or too late (the approved call runs and its result follows)"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc"
+	atf_set "timeout" "180"
+}
+task_cancel_body()
+{
+	gate_suite
+	python3 "$(atf_get_srcdir)/await_check.py" "$AS_RUN/runner.sock" \
+	    var/audit.jsonl $(as_bin approvalctl) -f conf.yaml >await.out 2>&1 ||
+	    atf_fail "$(cat await.out)"
+	cat await.out
+	as_stop
+}
+task_cancel_cleanup()
 {
 	as_kill_all
 }
@@ -84,5 +112,6 @@ warm_pool_off_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case run_shell_high
+	atf_add_test_case task_cancel
 	atf_add_test_case warm_pool_off
 }
