@@ -14,7 +14,10 @@ text_line(const char *label, const json_t *e, const char *key)
 	putchar('\n');
 }
 
-/* Who asked: "uid N client ID", "any client" once approved for any. */
+/*
+ * Who asked: "uid N client ID", and whether any client may spend it;
+ * in a list's column (width), briefly.
+ */
 static void
 text_requester(const json_t *e, int width)
 {
@@ -28,7 +31,8 @@ text_requester(const json_t *e, int width)
 		    (long long)json_integer_value(json_object_get(by, "uid")),
 		    ctl_str(by, "client"));
 	if (json_is_true(json_object_get(e, "for_any_client")))
-		strlcat(buf, ", any client may spend it", sizeof(buf));
+		strlcat(buf, width > 0 ? " (any)" : ", any client may spend it",
+		    sizeof(buf));
 	ctl_put(buf, width);
 }
 
@@ -48,7 +52,7 @@ text_row(const json_t *e)
 		ctl_put(ctl_str(e, cells[i].key), cells[i].width);
 		fputs("  ", stdout);
 	}
-	text_requester(e, 28);
+	text_requester(e, 36);
 	fputs("  ", stdout);
 	ctl_put_json(json_object_get(e, "arguments"));
 	if (json_is_true(json_object_get(e, "destructive")))
@@ -239,7 +243,7 @@ text_result(enum action a, const json_t *entries)
 			printf("no approvals\n");
 			break;
 		}
-		printf("%-36s  %-8s  %-18s  %-20s  %-28s  %s\n", "ID", "STATE",
+		printf("%-36s  %-8s  %-18s  %-20s  %-36s  %s\n", "ID", "STATE",
 		    "TOOL", "EXPIRES", "REQUESTER", "PARAMETERS");
 		json_array_foreach(entries, i, e)
 			text_row(e);

@@ -68,6 +68,8 @@ requester_body()
 	atf_check -o match:"$any approved" $CTL approve "$any" --any-client
 	atf_check -o match:"^requester: +$me, any client may spend it$" \
 	    $CTL show "$any"
+	atf_check -o match:"^$any +approved +terraform_apply +[^ ]+ +$me \\(any\\) " \
+	    $CTL list
 	atf_check -o match:"\"requester\":\\{\"client\":\"asclient.1\",\"uid\":$(id -u)\\}" \
 	    -o match:"\"for_any_client\":true" $CTL -j show "$any"
 	atf_check -o match:"^APPROVAL_SPENT .*$any" \
