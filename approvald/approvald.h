@@ -124,6 +124,13 @@ void	 control_notify(const char *);
 
 /* runner.c */
 extern const struct msg_rule approvald_runnerd_rules[];
+json_t	*approval_state(const char *);
+
+/* subscribe.c: runnerd's waits, pushed */
+int	 subs_add(struct conn *, uint64_t, const char *);
+void	 subs_drop(const char *);
+void	 subs_notify(const char *);
+void	 subs_conn_closed(struct conn *);
 
 /* approvald.c */
 extern struct as_config	 approvald_conf;

@@ -204,22 +204,31 @@ runner_spend(struct conn *c, struct msg *m, json_t *j)
 	    "approval (audit or database unavailable)");
 }
 
-/* Where an approval stands, as approvalctl would show it. */
-static int
-state_reply(struct conn *c, const struct msg *m, const char *id)
+/*
+ * Where an approval stands, as approvalctl would show it: the
+ * APPROVAL_STATE payload.  Unknown is a state too: any MSG_ERROR means
+ * try again later.
+ */
+json_t *
+approval_state(const char *id)
 {
 	json_t *e, *reply;
 
-	/* Unknown is a state too: any MSG_ERROR means try again later. */
 	if ((e = db_get(id, 0)) == NULL)
-		return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1,
-		    json_pack("{s:s, s:s, s:s}", "approval_id", id, "state",
-		    "unknown", "reason", "no such approval"));
+		return json_pack("{s:s, s:s, s:s}", "approval_id", id, "state",
+		    "unknown", "reason", "no such approval");
 	reply = json_pack("{s:s, s:O, s:O}", "approval_id", id, "state",
 	    json_object_get(e, "state"), "reason", json_object_get(e,
 	    "reason"));
 	json_decref(e);
-	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1, reply);
+	return reply;
+}
+
+static int
+state_reply(struct conn *c, const struct msg *m, const char *id)
+{
+	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1,
+	    approval_state(id));
 }
 
 static const char *
@@ -236,15 +245,28 @@ approval_id_arg(struct conn *c, const struct msg *m, const json_t *j)
 	return id;
 }
 
-/* runnerd waits for a person's decision on a call's behalf. */
+/*
+ * runnerd waits for a person's decision on a call's behalf.  With
+ * "subscribe", a pending approval's next change comes by itself
+ * (subscribe.c), and the answer says whether it will.
+ */
 static int
 runner_status(struct conn *c, struct msg *m, json_t *j)
 {
-	const char *id;
+	const char *id, *state;
+	json_t *reply;
 
 	if ((id = approval_id_arg(c, m, j)) == NULL)
 		return 0;
-	return state_reply(c, m, id);
+	if ((reply = approval_state(id)) == NULL)
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
+		    "out of memory");
+	state = json_string_value(json_object_get(reply, "state"));
+	if (json_is_true(json_object_get(j, "subscribe")) &&
+	    strcmp(state, "pending") == 0)
+		json_object_set_new(reply, "subscribed",
+		    json_boolean(subs_add(c, m->hdr.reqid, id)));
+	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1, reply);
 }
 
 /*
@@ -260,6 +282,8 @@ runner_withdraw(struct conn *c, struct msg *m, json_t *j)
 
 	if ((id = approval_id_arg(c, m, j)) == NULL)
 		return 0;
+	/* Its answer is this one: the wait is over. */
+	subs_drop(id);
 	memset(&by, 0, sizeof(by));
 	by.uid = c->cred.uid;
 	strlcpy(by.user, "the client, through runnerd", sizeof(by.user));

@@ -64,9 +64,11 @@
 	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
 	/* {"approval_id","plan_digest"} */				\
 	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
-	/* {"approval_id"}: where it stands, never changing it */	\
+	/* {"approval_id","subscribe"}: where it stands, never	\
+	   changing it; subscribed, a pending one's next change comes	\
+	   as APPROVAL_STATE under the same reqid */			\
 	X(MSG_APPROVAL_STATUS,	206,	0, "APPROVAL_STATUS")		\
-	/* {"approval_id","state","reason"} */				\
+	/* {"approval_id","state","reason","subscribed"} */		\
 	X(MSG_APPROVAL_STATE,	207,	0, "APPROVAL_STATE")		\
 	/* {"approval_id"}: its client gave up; answered APPROVAL_STATE */ \
 	X(MSG_APPROVAL_WITHDRAW, 208,	0, "APPROVAL_WITHDRAW")		\

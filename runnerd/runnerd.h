@@ -145,6 +145,8 @@ void	await_offer(uint32_t, const char *);
 void	await_start(struct conn *, uint64_t, json_t *);
 int	await_cancel(struct conn *, uint64_t, int);
 void	await_conn_closed(struct conn *);
+int	await_pushed(const struct msg *, json_t *);
+void	await_peer_lost(void);
 
 /* plans.c: the plans made, as MCP resources */
 void	plans_keep(const struct call *, const json_t *);

@@ -94,6 +94,25 @@ requester_cleanup()
 	as_kill_all
 }
 
+atf_test_case waiters cleanup
+waiters_head()
+{
+	atf_set descr "runnerd's waits are pushed: 3000 subscribed waits hear only their approval's change, and approvald answers others at once meanwhile"
+}
+waiters_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	atf_check -o match:"^3000 waits; 2 pushed" $CLIENT subscribe run 3000
+	atf_check -o match:"alive" $CTL ping
+	as_stop
+}
+waiters_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case migration cleanup
 migration_head()
 {
@@ -408,6 +427,7 @@ atf_init_test_cases()
 	atf_add_test_case binding
 	atf_add_test_case requester
 	atf_add_test_case migration
+	atf_add_test_case waiters
 	atf_add_test_case escapes
 	atf_add_test_case expiry
 	atf_add_test_case denied
