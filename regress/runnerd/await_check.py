@@ -3,12 +3,14 @@
 call waiting on its approval (TOOL_AWAIT), is answered with what it did,
 and the call's end agrees with the answer.
 
-  await_check.py SOCK AUDITLOG APPROVALCTL...   exits 0 when all held
+  await_check.py SOCK AUDITLOG BINDIR CONF   exits 0 when all held
 
   withdrawn   cancelled while pending: "withdrawn", the approval is
               denied, nothing runs, no result follows
   too late    cancelled once the approved call's sandbox has started:
               "running", and the call's own result follows
+  restarted   approvald restarted while a call waits (it forgets the
+              wait's subscription): approved after, the call runs
   racing      cancelled at once after the approval, several times:
               whatever the answer, the end agrees with it: nothing
               started and at most a "cancelled" refusal, or the run
@@ -24,7 +26,8 @@ from sesscall import Client  # noqa: E402
 from asframe import (MSG_TOOL_AWAIT, MSG_TOOL_CANCEL,  # noqa: E402
                      MSG_TOOL_CANCELLED, MSG_TOOL_RESULT, type_name)
 
-sock, audit, ctl = sys.argv[1], sys.argv[2], sys.argv[3:]
+sock, audit, bindir, conf = sys.argv[1:5]
+ctl = [os.path.join(bindir, "approvalctl"), "-f", conf]
 
 
 def fail(why):
@@ -119,6 +122,40 @@ def too_late(c):
         fail("the too-late call's result: %r" % result)
 
 
+def restart_approvald():
+    """As as_start would: the new one's pid goes to ./pids."""
+    with open("pids") as f:
+        pid = [int(l.split()[0]) for l in f if l.split()[1:] ==
+               ["approvald"]][-1]
+    os.kill(pid, 15)
+    while os.path.exists("/proc/%d" % pid) and \
+            open("/proc/%d/stat" % pid).read().split()[2] != "Z":
+        time.sleep(0.05)
+    log = open("approvald.restarted.log", "w")
+    p = subprocess.Popen([os.path.join(bindir, "approvald"), "-d", "-v",
+                          "-f", conf], stdout=log, stderr=log)
+    with open("pids", "a") as f:
+        f.write("%d approvald\n" % p.pid)
+    control = os.path.join(os.path.dirname(sock), "control.sock")
+    for _ in range(200):
+        if approvalctl("ping").returncode == 0:
+            return
+        time.sleep(0.05)
+    fail("approvald did not come back: %s" % control)
+
+
+def restarted(c):
+    aid, reqid = awaiting(c, "echo after the restart")
+    time.sleep(0.5)
+    restart_approvald()
+    approvalctl("approve", aid)
+    got = [f for f in frames(c, 8) if f[1] == reqid]
+    if not got or got[0][0] != MSG_TOOL_RESULT or \
+            "after the restart" not in json.loads(got[0][2])[
+                "content"][0]["text"]:
+        fail("after approvald's restart: %r" % got[:1])
+
+
 def racing(c, rounds):
     seen = set()
     for _ in range(rounds):
@@ -142,6 +179,7 @@ def main():
     c = Client(sock)
     withdrawn(c)
     too_late(c)
+    restarted(c)
     print("racing: %s" % ", ".join(sorted(racing(c, 6))))
     return 0
 

@@ -53,7 +53,7 @@ run_shell_high_cleanup()
 atf_test_case task_cancel cleanup
 task_cancel_head()
 {
-	atf_set "descr" "a task's cancel of a call waiting on its approval says what it did: withdrawn (nothing ran), or too late (the approved call runs and its result follows)"
+	atf_set "descr" "a task's cancel of a call waiting on its approval says what it did: withdrawn (nothing ran), or too late (the approved call runs and its result follows); a wait outlives approvald's restart"
 	atf_set "require.user" "root"
 	atf_set "require.progs" "runsc"
 	atf_set "timeout" "180"
@@ -62,8 +62,8 @@ task_cancel_body()
 {
 	gate_suite
 	python3 "$(atf_get_srcdir)/await_check.py" "$AS_RUN/runner.sock" \
-	    var/audit.jsonl $(as_bin approvalctl) -f conf.yaml >await.out 2>&1 ||
-	    atf_fail "$(cat await.out)"
+	    var/audit.jsonl "$(dirname "$(as_bin approvald)")" \
+	    "$(pwd)/conf.yaml" >await.out 2>&1 || atf_fail "$(cat await.out)"
 	cat await.out
 	as_stop
 }
