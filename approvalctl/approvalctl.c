@@ -29,8 +29,9 @@ static __attribute__((noreturn)) void
 usage(void)
 {
 	fprintf(stderr, "usage: approvalctl [-j] [-f file] command\n"
-	    "commands: ping | list [--all] | show ID | approve ID |\n"
-	    "          deny ID [--reason text] | watch\n");
+	    "commands: ping | list [--all] | show ID |\n"
+	    "          approve ID [--any-client] | deny ID [--reason text] |\n"
+	    "          watch\n");
 	exit(1);
 }
 
@@ -57,6 +58,9 @@ parse(int argc, char **argv, struct parse_result *res)
 	for (; i < argc; i++) {
 		if (t->action == A_LIST && strcmp(argv[i], "--all") == 0)
 			res->all = 1;
+		else if (t->action == A_APPROVE && strcmp(argv[i],
+		    "--any-client") == 0)
+			res->any_client = 1;
 		else if (t->action == A_DENY && strcmp(argv[i], "--reason") ==
 		    0 && i + 1 < argc)
 			res->reason = argv[++i];
@@ -77,10 +81,13 @@ request_payload(const struct parse_result *res)
 		j = json_pack("{s:b}", "all", res->all);
 		break;
 	case A_SHOW:
-	case A_APPROVE:
 	case A_DENY:
 		j = json_pack("{s:s, s:s?}", "approval_id", res->id, "reason",
 		    res->reason);
+		break;
+	case A_APPROVE:
+		j = json_pack("{s:s, s:b}", "approval_id", res->id,
+		    "any_client", res->any_client);
 		break;
 	default:
 		return NULL;

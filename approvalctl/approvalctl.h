@@ -11,6 +11,7 @@ struct parse_result {
 	int		 all;		/* list --all */
 	const char	*id;		/* show, approve, deny */
 	const char	*reason;	/* deny --reason */
+	int		 any_client;	/* approve --any-client */
 };
 
 /* How replies are printed: for a person, or as JSON for scripts. */

@@ -1,5 +1,6 @@
 /* approvalctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
+#include <string.h>
 
 #include "approvalctl.h"
 #include "ctl.h"
@@ -11,6 +12,28 @@ text_line(const char *label, const json_t *e, const char *key)
 	fputs(label, stdout);
 	ctl_put(ctl_str(e, key), 0);
 	putchar('\n');
+}
+
+/*
+ * Who asked: "uid N client ID", and whether any client may spend it;
+ * in a list's column (width), briefly.
+ */
+static void
+text_requester(const json_t *e, int width)
+{
+	const json_t *by = json_object_get(e, "requester");
+	char buf[128];
+
+	if (!json_is_object(by))
+		snprintf(buf, sizeof(buf), "unrecorded");
+	else
+		snprintf(buf, sizeof(buf), "uid %lld client %s",
+		    (long long)json_integer_value(json_object_get(by, "uid")),
+		    ctl_str(by, "client"));
+	if (json_is_true(json_object_get(e, "for_any_client")))
+		strlcat(buf, width > 0 ? " (any)" : ", any client may spend it",
+		    sizeof(buf));
+	ctl_put(buf, width);
 }
 
 static void
@@ -29,6 +52,8 @@ text_row(const json_t *e)
 		ctl_put(ctl_str(e, cells[i].key), cells[i].width);
 		fputs("  ", stdout);
 	}
+	text_requester(e, 36);
+	fputs("  ", stdout);
 	ctl_put_json(json_object_get(e, "arguments"));
 	if (json_is_true(json_object_get(e, "destructive")))
 		fputs("  DESTRUCTIVE", stdout);
@@ -191,6 +216,9 @@ text_show(const json_t *e)
 	ctl_put_json(json_object_get(e, "arguments"));
 	putchar('\n');
 	text_line("request:      ", e, "request_id");
+	fputs("requester:    ", stdout);
+	text_requester(e, 0);
+	putchar('\n');
 	text_line("created:      ", e, "created_at");
 	text_line("expires:      ", e, "expires_at");
 	text_decided(e);
@@ -215,8 +243,8 @@ text_result(enum action a, const json_t *entries)
 			printf("no approvals\n");
 			break;
 		}
-		printf("%-36s  %-8s  %-18s  %-20s  %s\n", "ID", "STATE", "TOOL",
-		    "EXPIRES", "PARAMETERS");
+		printf("%-36s  %-8s  %-18s  %-20s  %-36s  %s\n", "ID", "STATE",
+		    "TOOL", "EXPIRES", "REQUESTER", "PARAMETERS");
 		json_array_foreach(entries, i, e)
 			text_row(e);
 		break;

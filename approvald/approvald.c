@@ -21,6 +21,7 @@ static struct listener	 approval_listener = {
 	.owner = approvald_conf.approvald.user,
 	.acl = &approvald_conf.approvald.peers,
 	.rules = approvald_runnerd_rules,
+	.closed = subs_conn_closed,
 };
 
 /* Operators, through approvalctl: the only way to approve. */
@@ -32,6 +33,14 @@ static struct listener	 control_listener = {
 	.rules = approvald_control_rules,
 	.closed = control_closed,
 };
+
+/* A committed change: watching operators and waiting runnerds hear. */
+static void
+changed(const char *id)
+{
+	control_notify(id);
+	subs_notify(id);
+}
 
 /* SIGHUP: a policy that does not load leaves the old one in force. */
 static void
@@ -119,7 +128,7 @@ main(int argc, char *argv[])
 	priv_drop(ac->user);
 	if (db_open(ac->database) == -1)
 		fatalx("cannot open %s", ac->database);
-	db_set_notify(control_notify);
+	db_set_notify(changed);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);
 	sandbox_enter(ROLE_APPROVALD, &paths, daemon_trap(&approvald_conf));

@@ -76,6 +76,14 @@ json_t	*mark_destructive(const struct policy *, const json_t *,
 /* db.c: the approvals, in SQLite; every change is audited or undone. */
 enum spend_result { SPEND_OK, SPEND_REFUSED, SPEND_ERROR };
 
+/* The MCP client of a call, as runnerd knows it: its uid and its own id. */
+#define CLIENT_ID_LEN	64
+
+struct requester {
+	uid_t		 uid;
+	char		 client[CLIENT_ID_LEN];
+};
+
 struct approval_req {
 	const char	*tool;
 	const char	*arguments;	/* canonical JSON */
@@ -85,6 +93,7 @@ struct approval_req {
 	const char	*plan_text;
 	uint64_t	 reqid;
 	long		 ttl;
+	struct requester by;
 };
 
 struct operator {
@@ -96,10 +105,11 @@ int	 db_open(const char *);
 void	 db_close(void);
 int	 db_create(const struct approval_req *, char [APPROVAL_ID_LEN],
 	    time_t *);
-enum spend_result db_spend(const char *, const char *, const char *, int,
-	    uint64_t, char [SHA256_HEX_LEN + 1], char *, size_t);
-int	 db_decide(const char *, int, const struct operator *, const char *,
-	    char *, size_t);
+enum spend_result db_spend(const char *, const struct requester *,
+	    const char *, const char *, int, uint64_t,
+	    char [SHA256_HEX_LEN + 1], char *, size_t);
+int	 db_decide(const char *, int, int, const struct operator *,
+	    const char *, char *, size_t);
 int	 db_withdraw(const char *, const struct operator *, char *, size_t);
 int	 db_expire(void);
 json_t	*db_get(const char *, int);
@@ -114,6 +124,13 @@ void	 control_notify(const char *);
 
 /* runner.c */
 extern const struct msg_rule approvald_runnerd_rules[];
+json_t	*approval_state(const char *);
+
+/* subscribe.c: runnerd's waits, pushed */
+int	 subs_add(struct conn *, uint64_t, const char *);
+void	 subs_drop(const char *);
+void	 subs_notify(const char *);
+void	 subs_conn_closed(struct conn *);
 
 /* approvald.c */
 extern struct as_config	 approvald_conf;

@@ -81,16 +81,18 @@ ctl_decide(struct conn *c, struct msg *m, json_t *j, int approve)
 	struct operator op;
 	char why[256];
 	const char *id, *reason;
-	int r;
+	int r, any;
 
 	if ((id = approval_id(c, m, j)) == NULL)
 		return 0;
 	reason = json_string_value(json_object_get(j, "reason"));
 	operator_of(c, &op);
-	switch (db_decide(id, approve, &op, reason, why, sizeof(why))) {
+	any = approve && json_is_true(json_object_get(j, "any_client"));
+	switch (db_decide(id, approve, any, &op, reason, why, sizeof(why))) {
 	case 0:
-		log_info("%.40s %s by %s (uid %u)", id, approve ? "approved" :
-		    "denied", op.user, (unsigned)op.uid);
+		log_info("%.40s %s by %s (uid %u)%s", id, approve ? "approved" :
+		    "denied", op.user, (unsigned)op.uid, any ?
+		    " for any client" : "");
 		if ((r = conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
 		    db_get(id, 0))) == 0)
 			r = send_end(c, m->hdr.reqid);

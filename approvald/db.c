@@ -39,19 +39,36 @@ static const char schema[] =
 	" expires_at INTEGER NOT NULL,"
 	" decided_at INTEGER, decided_uid INTEGER, decided_user TEXT,"
 	" reason TEXT,"
-	" spent_at INTEGER, spent_request TEXT);"
+	" spent_at INTEGER, spent_request TEXT,"
+	" requester_uid INTEGER, requester TEXT,"
+	" any_client INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS approvals_live ON approvals"
 	" (state, expires_at);";
 
 #define COLUMNS	"id, state, tool, arguments, params_digest, plan_digest," \
 	" request_id, summary, plan_text, destructive, created_at," \
 	" expires_at, decided_at, decided_uid, decided_user, reason," \
-	" spent_at, spent_request"
+	" spent_at, spent_request, requester_uid, requester, any_client"
 
 enum col {
 	C_ID, C_STATE, C_TOOL, C_ARGS, C_PARAMS, C_PLAN, C_REQID, C_SUMMARY,
 	C_PLANTEXT, C_DESTRUCTIVE, C_CREATED, C_EXPIRES, C_DECIDED_AT,
-	C_DECIDED_UID, C_DECIDED_USER, C_REASON, C_SPENT_AT, C_SPENT_REQ
+	C_DECIDED_UID, C_DECIDED_USER, C_REASON, C_SPENT_AT, C_SPENT_REQ,
+	C_REQ_UID, C_REQUESTER, C_ANY_CLIENT
+};
+
+/*
+ * Columns added since the first schema, for a database made before
+ * them.  A record from then has no requester: only an approval for
+ * any client can spend it.
+ */
+static const struct {
+	const char	*name;
+	const char	*def;
+} added[] = {
+	{ "requester_uid", "INTEGER" },
+	{ "requester", "TEXT" },
+	{ "any_client", "INTEGER NOT NULL DEFAULT 0" },
 };
 
 static int
@@ -63,6 +80,47 @@ exec(const char *sql)
 		log_warnx("sqlite: %s: %s", sql, err ? err : "?");
 		sqlite3_free(err);
 		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt	*prepare(const char *);
+
+/* 1 when the approvals table has column name, 0 if not, -1. */
+static int
+has_column(const char *name)
+{
+	sqlite3_stmt *st;
+	int rc, found = 0;
+
+	if ((st = prepare("SELECT name FROM pragma_table_info('approvals')"))
+	    == NULL)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (strcmp((const char *)sqlite3_column_text(st, 0), name) ==
+		    0)
+			found = 1;
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? found : -1;
+}
+
+static int
+migrate(void)
+{
+	char sql[128];
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(added) / sizeof(added[0]); i++) {
+		if ((r = has_column(added[i].name)) == -1)
+			return -1;
+		if (r == 1)
+			continue;
+		snprintf(sql, sizeof(sql), "ALTER TABLE approvals ADD COLUMN"
+		    " %s %s", added[i].name, added[i].def);
+		if (exec(sql) == -1)
+			return -1;
+		log_info("approvals: column %s added", added[i].name);
 	}
 	return 0;
 }
@@ -79,7 +137,7 @@ db_open(const char *path)
 	if (exec("PRAGMA journal_mode=WAL") == -1 ||
 	    exec("PRAGMA synchronous=FULL") == -1 ||
 	    exec("PRAGMA temp_store=MEMORY") == -1 ||
-	    exec(schema) == -1)
+	    exec(schema) == -1 || migrate() == -1)
 		return -1;
 	return 0;
 }
@@ -197,8 +255,9 @@ db_create(const struct approval_req *rq, char id[APPROVAL_ID_LEN],
 		return -1;
 	if ((st = prepare("INSERT INTO approvals (id, state, tool, arguments,"
 	    " params_digest, plan_digest, request_id, summary, plan_text,"
-	    " destructive, created_at, expires_at) VALUES"
-	    " (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) == NULL) {
+	    " destructive, created_at, expires_at, requester_uid, requester)"
+	    " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ==
+	    NULL) {
 		exec("ROLLBACK");
 		return -1;
 	}
@@ -213,16 +272,19 @@ db_create(const struct approval_req *rq, char id[APPROVAL_ID_LEN],
 	sqlite3_bind_int(st, 9, destructive);
 	sqlite3_bind_int64(st, 10, now);
 	sqlite3_bind_int64(st, 11, *expires);
+	sqlite3_bind_int64(st, 12, rq->by.uid);
+	bind_text(st, 13, rq->by.client);
 	if (step_done(st) != 1) {
 		exec("ROLLBACK");
 		return -1;
 	}
 	format_time(*expires, exp, sizeof(exp));
 	return commit_audited(id, "approval.requested", rq->reqid,
-	    json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s}", "approval_id", id,
-	    "tool", rq->tool, "params_digest", rq->params_digest,
-	    "plan_digest", rq->plan_digest, "destructive", destructive,
-	    "expires_at", exp));
+	    json_pack("{s:s, s:s, s:s, s:s?, s:b, s:s, s:{s:I, s:s}}",
+	    "approval_id", id, "tool", rq->tool, "params_digest",
+	    rq->params_digest, "plan_digest", rq->plan_digest, "destructive",
+	    destructive, "expires_at", exp, "requester", "uid",
+	    (json_int_t)rq->by.uid, "client", rq->by.client));
 }
 
 struct row {
@@ -231,6 +293,8 @@ struct row {
 	char		 plan[SHA256_HEX_LEN + 1];
 	char		 reqid[REQID_STR_LEN];
 	time_t		 expires;
+	struct requester by;		/* uid -1: none recorded */
+	int		 any_client;
 };
 
 static const char *
@@ -249,7 +313,8 @@ row_get(const char *id, struct row *r)
 	int rc;
 
 	if ((st = prepare("SELECT state, params_digest, plan_digest,"
-	    " request_id, expires_at FROM approvals WHERE id = ?")) == NULL)
+	    " request_id, expires_at, requester_uid, requester, any_client"
+	    " FROM approvals WHERE id = ?")) == NULL)
 		return -1;
 	bind_text(st, 1, id);
 	rc = sqlite3_step(st);
@@ -259,6 +324,10 @@ row_get(const char *id, struct row *r)
 		strlcpy(r->plan, col_text(st, 2), sizeof(r->plan));
 		strlcpy(r->reqid, col_text(st, 3), sizeof(r->reqid));
 		r->expires = sqlite3_column_int64(st, 4);
+		r->by.uid = sqlite3_column_type(st, 5) == SQLITE_NULL ?
+		    (uid_t)-1 : (uid_t)sqlite3_column_int64(st, 5);
+		strlcpy(r->by.client, col_text(st, 6), sizeof(r->by.client));
+		r->any_client = sqlite3_column_int(st, 7);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
@@ -273,10 +342,22 @@ live(const struct row *r, time_t now)
 	    strcmp(r->state, "approved") == 0 ? r->expires > now : 0;
 }
 
-/* Why an approval cannot be spent (or decided) now, for the refusal. */
+/* Whether by may spend the approval of r. */
+static int
+client_may(const struct row *r, const struct requester *by)
+{
+	return r->any_client || (r->by.uid == by->uid &&
+	    strcmp(r->by.client, by->client) == 0);
+}
+
+/*
+ * Why an approval cannot be spent (or decided) now, for the refusal;
+ * by is the spender, NULL for a decision.
+ */
 static void
 why_not(const char *id, const struct row *r, int found, time_t now,
-    const char *params, const char *plan, char *why, size_t len)
+    const struct requester *by, const char *params, const char *plan,
+    char *why, size_t len)
 {
 	const char *s = NULL;
 
@@ -290,6 +371,10 @@ why_not(const char *id, const struct row *r, int found, time_t now,
 		s = "has expired";
 	else if (strcmp(r->state, "pending") == 0)
 		s = "is pending, not approved";
+	else if (by != NULL && !client_may(r, by))
+		s = "was asked for by another client: only that client may "
+		    "spend it, unless an operator approves it for any client "
+		    "(approvalctl approve --any-client)";
 	else if (params != NULL && strcmp(r->params, params) != 0)
 		s = "is bound to other parameters";
 	else if (params != NULL && strcmp(r->plan, plan ? plan : "") != 0)
@@ -300,15 +385,17 @@ why_not(const char *id, const struct row *r, int found, time_t now,
 }
 
 /*
- * Spends an approved approval presented with exactly the parameters and
- * plan it was granted for.  The UPDATE's WHERE is the whole check, so of
- * any number of concurrent spends one changes the row.  A spend that
+ * Spends an approved approval presented by the client that asked for it
+ * (or any, when so approved) with exactly the parameters and plan it was
+ * granted for.  The UPDATE's WHERE is the whole check, so of any number
+ * of concurrent spends one changes the row.  A spend that
  * presents no plan (plan_given 0) takes the bound one, returned in
  * bound: the presenter must then prove the plan file has that digest.
  */
 enum spend_result
-db_spend(const char *id, const char *params, const char *plan, int plan_given,
-    uint64_t reqid, char bound[SHA256_HEX_LEN + 1], char *why, size_t whylen)
+db_spend(const char *id, const struct requester *by, const char *params,
+    const char *plan, int plan_given, uint64_t reqid,
+    char bound[SHA256_HEX_LEN + 1], char *why, size_t whylen)
 {
 	char rid[REQID_STR_LEN];
 	sqlite3_stmt *st;
@@ -323,7 +410,8 @@ db_spend(const char *id, const char *params, const char *plan, int plan_given,
 	if ((st = prepare("UPDATE approvals SET state = 'spent',"
 	    " spent_at = ?, spent_request = ? WHERE id = ? AND"
 	    " state = 'approved' AND expires_at > ? AND params_digest = ?"
-	    " AND (? = 0 OR plan_digest IS ?)")) == NULL) {
+	    " AND (? = 0 OR plan_digest IS ?) AND (any_client = 1 OR"
+	    " (requester_uid = ? AND requester = ?))")) == NULL) {
 		exec("ROLLBACK");
 		return SPEND_ERROR;
 	}
@@ -334,6 +422,8 @@ db_spend(const char *id, const char *params, const char *plan, int plan_given,
 	bind_text(st, 5, params);
 	sqlite3_bind_int(st, 6, plan_given);
 	bind_text(st, 7, plan);
+	sqlite3_bind_int64(st, 8, by->uid);
+	bind_text(st, 9, by->client);
 	if ((n = step_done(st)) == -1) {
 		exec("ROLLBACK");
 		return SPEND_ERROR;
@@ -342,16 +432,17 @@ db_spend(const char *id, const char *params, const char *plan, int plan_given,
 	if (n == 1 && found == 1) {
 		strlcpy(bound, r.plan, SHA256_HEX_LEN + 1);
 		return commit_audited(id, "approval.spent", reqid,
-		    json_pack("{s:s, s:s, s:s?}", "approval_id", id,
-		    "params_digest", params, "plan_digest",
-		    bound[0] != '\0' ? bound : NULL)) == 0 ?
+		    json_pack("{s:s, s:s, s:s?, s:{s:I, s:s}}", "approval_id",
+		    id, "params_digest", params, "plan_digest",
+		    bound[0] != '\0' ? bound : NULL, "client", "uid",
+		    (json_int_t)by->uid, "client", by->client)) == 0 ?
 		    SPEND_OK : SPEND_ERROR;
 	}
 	exec("ROLLBACK");
 	if (found == -1 || n == 1)
 		return SPEND_ERROR;
-	why_not(id, &r, found, now, params, plan_given ? plan : r.plan, why,
-	    whylen);
+	why_not(id, &r, found, now, by, params, plan_given ? plan : r.plan,
+	    why, whylen);
 	return SPEND_REFUSED;
 }
 
@@ -362,13 +453,15 @@ db_spend(const char *id, const char *params, const char *plan, int plan_given,
  */
 static int
 settle(const char *id, const char *state, const char *event, int withdraw,
-    const struct operator *op, const char *reason, char *why, size_t whylen)
+    int any_client, const struct operator *op, const char *reason,
+    char *why, size_t whylen)
 {
 	char at[32];
 	sqlite3_stmt *st;
 	struct row r;
 	time_t now = time(NULL);
 	uint64_t reqid = 0;
+	json_t *fields;
 	int n, found, open;
 
 	if (exec("BEGIN IMMEDIATE") == -1)
@@ -381,12 +474,12 @@ settle(const char *id, const char *state, const char *event, int withdraw,
 	    strcmp(r.state, "approved") == 0));
 	if (!open || !live(&r, now)) {
 		exec("ROLLBACK");
-		why_not(id, &r, found, now, NULL, NULL, why, whylen);
+		why_not(id, &r, found, now, NULL, NULL, NULL, why, whylen);
 		return 1;
 	}
 	if ((st = prepare("UPDATE approvals SET state = ?, decided_at = ?,"
-	    " decided_uid = ?, decided_user = ?, reason = ? WHERE id = ?"
-	    " AND state = ? AND expires_at > ?")) == NULL) {
+	    " decided_uid = ?, decided_user = ?, reason = ?, any_client = ?"
+	    " WHERE id = ? AND state = ? AND expires_at > ?")) == NULL) {
 		exec("ROLLBACK");
 		return -1;
 	}
@@ -395,29 +488,36 @@ settle(const char *id, const char *state, const char *event, int withdraw,
 	sqlite3_bind_int64(st, 3, op->uid);
 	bind_text(st, 4, op->user);
 	bind_text(st, 5, reason);
-	bind_text(st, 6, id);
-	bind_text(st, 7, r.state);
-	sqlite3_bind_int64(st, 8, now);
+	sqlite3_bind_int(st, 6, any_client || r.any_client);
+	bind_text(st, 7, id);
+	bind_text(st, 8, r.state);
+	sqlite3_bind_int64(st, 9, now);
 	if ((n = step_done(st)) != 1) {
 		exec("ROLLBACK");
 		return -1;
 	}
 	format_time(now, at, sizeof(at));
 	(void)reqid_parse(r.reqid, &reqid);
-	return commit_audited(id, event, reqid, json_pack("{s:s, s:{s:I, s:s},"
-	    " s:s, s:s?}", "approval_id", id, "operator", "uid",
-	    (json_int_t)op->uid, "user", op->user, "at", at, "reason",
-	    reason));
+	fields = json_pack("{s:s, s:{s:I, s:s}, s:s, s:s?}", "approval_id",
+	    id, "operator", "uid", (json_int_t)op->uid, "user", op->user,
+	    "at", at, "reason", reason);
+	if (fields != NULL && any_client)
+		json_object_set_new(fields, "any_client", json_true());
+	return commit_audited(id, event, reqid, fields);
 }
 
-/* An operator approves or denies a pending approval: 0, 1 refused, -1. */
+/*
+ * An operator approves or denies a pending approval: 0, 1 refused, -1.
+ * An approval for any client (any_client) may be spent by a client
+ * other than the one that asked for it.
+ */
 int
-db_decide(const char *id, int approve, const struct operator *op,
-    const char *reason, char *why, size_t whylen)
+db_decide(const char *id, int approve, int any_client,
+    const struct operator *op, const char *reason, char *why, size_t whylen)
 {
 	return settle(id, approve ? "approved" : "denied", approve ?
-	    "approval.granted" : "approval.denied", 0, op, reason, why,
-	    whylen);
+	    "approval.granted" : "approval.denied", 0, approve && any_client,
+	    op, reason, why, whylen);
 }
 
 /*
@@ -428,7 +528,7 @@ int
 db_withdraw(const char *id, const struct operator *by, char *why,
     size_t whylen)
 {
-	return settle(id, "denied", "approval.withdrawn", 1, by,
+	return settle(id, "denied", "approval.withdrawn", 1, 0, by,
 	    "withdrawn: the client cancelled the call waiting for it", why,
 	    whylen);
 }
@@ -525,7 +625,7 @@ static json_t *
 row_json(sqlite3_stmt *st, int full)
 {
 	const char *state = col_text(st, C_STATE);
-	json_t *j, *by = json_null();
+	json_t *j, *by = json_null(), *asker = json_null();
 
 	/* A record past its TTL is expired, whether or not swept yet. */
 	if ((strcmp(state, "pending") == 0 || strcmp(state, "approved") ==
@@ -535,8 +635,12 @@ row_json(sqlite3_stmt *st, int full)
 		by = json_pack("{s:I, s:o}", "uid",
 		    (json_int_t)sqlite3_column_int64(st, C_DECIDED_UID),
 		    "user", str_col(st, C_DECIDED_USER));
+	if (sqlite3_column_type(st, C_REQ_UID) != SQLITE_NULL)
+		asker = json_pack("{s:I, s:o}", "uid",
+		    (json_int_t)sqlite3_column_int64(st, C_REQ_UID),
+		    "client", str_col(st, C_REQUESTER));
 	j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:b, s:o, s:o,"
-	    " s:o, s:o, s:o, s:o, s:o}",
+	    " s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
 	    "approval_id", col_text(st, C_ID), "state", state,
 	    "tool", col_text(st, C_TOOL), "arguments", json_col(st, C_ARGS),
 	    "request_id", col_text(st, C_REQID),
@@ -548,7 +652,9 @@ row_json(sqlite3_stmt *st, int full)
 	    "decided_at", time_col(st, C_DECIDED_AT),
 	    "decided_by", by, "reason", str_col(st, C_REASON),
 	    "spent_at", time_col(st, C_SPENT_AT),
-	    "spent_by_request", str_col(st, C_SPENT_REQ));
+	    "spent_by_request", str_col(st, C_SPENT_REQ),
+	    "requester", asker,
+	    "for_any_client", sqlite3_column_int(st, C_ANY_CLIENT));
 	if (j != NULL && full) {
 		json_object_set_new(j, "summary", json_col(st, C_SUMMARY));
 		json_object_set_new(j, "plan_text", str_col(st, C_PLANTEXT));

@@ -1,8 +1,10 @@
 /*
  * approval.sock: what runnerd may ask.  A decision, a pending approval,
  * a spend, where an approval stands and its withdrawal by the client
- * that asked; nothing here approves.  The server answers any other
- * message: runnerd has no business sending it.
+ * that asked; nothing here approves.  A pending approval records the
+ * MCP client that asked (runnerd names it), and only that client may
+ * spend it unless an operator approved it for any.  The server answers
+ * any other message: runnerd has no business sending it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,31 @@ plan_digest_arg(const json_t *j, const char **out)
 	if (!sha256_hex_ok(s = json_string_value(v)))
 		return -1;
 	*out = s;
+	return 0;
+}
+
+/*
+ * The MCP client runnerd makes the call for: the uid of its runner.sock
+ * connection and runnerd's id for that connection.  0, or -1 after a
+ * reply saying the message is malformed.
+ */
+static int
+client_arg(struct conn *c, const struct msg *m, const json_t *j,
+    struct requester *by)
+{
+	const json_t *cl = json_object_get(j, "client");
+	const json_t *uid = json_object_get(cl, "uid");
+	const char *id = json_string_value(json_object_get(cl, "id"));
+
+	if (id == NULL || *id == '\0' || strlen(id) >= sizeof(by->client) ||
+	    !json_is_integer(uid) || json_integer_value(uid) < 0 ||
+	    json_integer_value(uid) >= (json_int_t)(uid_t)-1) {
+		conn_error(c, m->hdr.reqid, ERR_BADMSG, "%s: needs the client "
+		    "as {\"uid\", \"id\"}", msg_type_name(m->hdr.type));
+		return -1;
+	}
+	by->uid = (uid_t)json_integer_value(uid);
+	strlcpy(by->client, id, sizeof(by->client));
 	return 0;
 }
 
@@ -92,7 +119,9 @@ runner_request(struct conn *c, struct msg *m, json_t *j)
 		    "expected SHA-256 hex or null");
 		goto done;
 	}
-	if (!needs_approval(c, m, tool, &d))
+	memset(&rq, 0, sizeof(rq));
+	if (client_arg(c, m, j, &rq.by) == -1 ||
+	    !needs_approval(c, m, tool, &d))
 		goto done;
 	/* Checked here too, as runnerd's refusal is not the gate. */
 	if (json_array_size(json_object_get(json_object_get(j, "summary"),
@@ -109,7 +138,6 @@ runner_request(struct conn *c, struct msg *m, json_t *j)
 		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
 		goto done;
 	}
-	memset(&rq, 0, sizeof(rq));
 	rq.tool = tool;
 	rq.arguments = canon;
 	rq.params_digest = digest;
@@ -140,10 +168,12 @@ runner_spend(struct conn *c, struct msg *m, json_t *j)
 {
 	char digest[SHA256_HEX_LEN + 1], bound[SHA256_HEX_LEN + 1];
 	char why[256];
+	struct requester by;
 	struct decision d;
 	const char *tool, *plan, *id;
 
-	if (call_decide(c, m, j, &tool, &d) == -1)
+	if (call_decide(c, m, j, &tool, &d) == -1 ||
+	    client_arg(c, m, j, &by) == -1)
 		return 0;
 	id = json_string_value(json_object_get(j, "approval_id"));
 	if (id == NULL || plan_digest_arg(j, &plan) == -1) {
@@ -157,7 +187,7 @@ runner_spend(struct conn *c, struct msg *m, json_t *j)
 	    NULL) == -1)
 		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
 		    "out of memory");
-	switch (db_spend(id, digest, plan, json_object_get(j, "plan_digest") !=
+	switch (db_spend(id, &by, digest, plan, json_object_get(j, "plan_digest") !=
 	    NULL, m->hdr.reqid, bound, why, sizeof(why))) {
 	case SPEND_OK:
 		log_info("%.40s: spent by %s", id, tool);
@@ -174,22 +204,31 @@ runner_spend(struct conn *c, struct msg *m, json_t *j)
 	    "approval (audit or database unavailable)");
 }
 
-/* Where an approval stands, as approvalctl would show it. */
-static int
-state_reply(struct conn *c, const struct msg *m, const char *id)
+/*
+ * Where an approval stands, as approvalctl would show it: the
+ * APPROVAL_STATE payload.  Unknown is a state too: any MSG_ERROR means
+ * try again later.
+ */
+json_t *
+approval_state(const char *id)
 {
 	json_t *e, *reply;
 
-	/* Unknown is a state too: any MSG_ERROR means try again later. */
 	if ((e = db_get(id, 0)) == NULL)
-		return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1,
-		    json_pack("{s:s, s:s, s:s}", "approval_id", id, "state",
-		    "unknown", "reason", "no such approval"));
+		return json_pack("{s:s, s:s, s:s}", "approval_id", id, "state",
+		    "unknown", "reason", "no such approval");
 	reply = json_pack("{s:s, s:O, s:O}", "approval_id", id, "state",
 	    json_object_get(e, "state"), "reason", json_object_get(e,
 	    "reason"));
 	json_decref(e);
-	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1, reply);
+	return reply;
+}
+
+static int
+state_reply(struct conn *c, const struct msg *m, const char *id)
+{
+	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1,
+	    approval_state(id));
 }
 
 static const char *
@@ -206,15 +245,28 @@ approval_id_arg(struct conn *c, const struct msg *m, const json_t *j)
 	return id;
 }
 
-/* runnerd waits for a person's decision on a call's behalf. */
+/*
+ * runnerd waits for a person's decision on a call's behalf.  With
+ * "subscribe", a pending approval's next change comes by itself
+ * (subscribe.c), and the answer says whether it will.
+ */
 static int
 runner_status(struct conn *c, struct msg *m, json_t *j)
 {
-	const char *id;
+	const char *id, *state;
+	json_t *reply;
 
 	if ((id = approval_id_arg(c, m, j)) == NULL)
 		return 0;
-	return state_reply(c, m, id);
+	if ((reply = approval_state(id)) == NULL)
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
+		    "out of memory");
+	state = json_string_value(json_object_get(reply, "state"));
+	if (json_is_true(json_object_get(j, "subscribe")) &&
+	    strcmp(state, "pending") == 0)
+		json_object_set_new(reply, "subscribed",
+		    json_boolean(subs_add(c, m->hdr.reqid, id)));
+	return conn_send_json(c, MSG_APPROVAL_STATE, m->hdr.reqid, -1, reply);
 }
 
 /*
@@ -230,6 +282,8 @@ runner_withdraw(struct conn *c, struct msg *m, json_t *j)
 
 	if ((id = approval_id_arg(c, m, j)) == NULL)
 		return 0;
+	/* Its answer is this one: the wait is over. */
+	subs_drop(id);
 	memset(&by, 0, sizeof(by));
 	by.uid = c->cred.uid;
 	strlcpy(by.user, "the client, through runnerd", sizeof(by.user));

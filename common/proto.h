@@ -32,7 +32,8 @@
 	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */	\
 	/* {"tool","arguments","client","progress","log"} */			\
 	X(MSG_TOOL_CALL,	100,	0, "TOOL_CALL")			\
-	/* none; reqid names the call */				\
+	/* none, or {"answer":true}: a task's cancel, answered	\
+	   TOOL_CANCELLED; reqid names the call */			\
 	X(MSG_TOOL_CANCEL,	101,	0, "TOOL_CANCEL")		\
 	/* runnerd -> mcpd: {"progress","total","message"} */		\
 	X(MSG_TOOL_PROGRESS,	102,	0, "TOOL_PROGRESS")		\
@@ -49,27 +50,33 @@
 	   "plan_json","working_dir"} or MSG_ERROR */			\
 	X(MSG_PLAN_READ,	106,	0, "PLAN_READ")			\
 	X(MSG_PLAN,		107,	0, "PLAN")			\
+	/* runnerd -> mcpd: what a TOOL_CANCEL that asked did:		\
+	   {"outcome": "withdrawn" | "stopped" | "running", "reason"} */ \
+	X(MSG_TOOL_CANCELLED,	108,	0, "TOOL_CANCELLED")		\
 	/* runnerd -> approvald over approval.sock; nothing approves. */	\
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
 	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \
-	/* {"tool","arguments","plan_digest",...} */			\
+	/* {"tool","arguments","plan_digest","client",...} */			\
 	X(MSG_APPROVAL_REQUEST,	202,	0, "APPROVAL_REQUEST")		\
 	/* {"approval_id","expires_at"} */				\
 	X(MSG_APPROVAL_CREATED,	203,	0, "APPROVAL_CREATED")		\
-	/* {"approval_id","tool","arguments","plan_digest"} */		\
+	/* {"approval_id","tool","arguments","plan_digest","client"} */		\
 	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
 	/* {"approval_id","plan_digest"} */				\
 	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
-	/* {"approval_id"}: where it stands, never changing it */	\
+	/* {"approval_id","subscribe"}: where it stands, never	\
+	   changing it; subscribed, a pending one's next change comes	\
+	   as APPROVAL_STATE under the same reqid */			\
 	X(MSG_APPROVAL_STATUS,	206,	0, "APPROVAL_STATUS")		\
-	/* {"approval_id","state","reason"} */				\
+	/* {"approval_id","state","reason","subscribed"} */		\
 	X(MSG_APPROVAL_STATE,	207,	0, "APPROVAL_STATE")		\
 	/* {"approval_id"}: its client gave up; answered APPROVAL_STATE */ \
 	X(MSG_APPROVAL_WITHDRAW, 208,	0, "APPROVAL_WITHDRAW")		\
 	/* approvalctl -> approvald over control.sock (operators). */	\
 	X(MSG_CTL_LIST,		300,	0, "CTL_LIST")	/* {"all"} or none */ \
 	X(MSG_CTL_SHOW,		301,	0, "CTL_SHOW")	/* {"approval_id"} */ \
-	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE") /* {"approval_id"} */ \
+	/* {"approval_id","any_client"} */				\
+	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE")		\
 	/* {"approval_id","reason"} */					\
 	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
 	/* none; entries stream until close */				\

@@ -141,6 +141,7 @@ void	 tasks_cancel_all(void);
 void	 tasks_get(const struct mcp_req *);
 void	 tasks_payload(const struct mcp_req *);
 void	 tasks_cancel(const struct mcp_req *);
+void	 tasks_cancelled(uint64_t, const void *, size_t);
 void	 tasks_list(const struct mcp_req *);
 int	 tasks_offered(int);
 

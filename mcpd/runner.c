@@ -122,6 +122,9 @@ mcpd_dispatch_runner(struct msg *m)
 	case MSG_TOOL_LOG:
 		tools_log(m->hdr.reqid, m->data, m->len);
 		break;
+	case MSG_TOOL_CANCELLED:
+		tasks_cancelled(m->hdr.reqid, m->data, m->len);
+		break;
 	case MSG_ERROR:
 		if (m->len != sizeof(*e))
 			runner_fatal("malformed MSG_ERROR");

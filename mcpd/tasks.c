@@ -21,6 +21,10 @@
  * the call as the second call of the two-call flow would, under a new
  * request id.  Approval only ever comes from approvalctl; the client
  * can wait, read, or cancel, which withdraws the approval request.
+ * tasks/cancel is answered once runnerd says what the cancel did
+ * (MSG_TOOL_CANCELLED): withdrawn or stopped, and the task is
+ * cancelled; or too late, the approved call runs, and the task ends
+ * with its result.
  *
  * Tasks are this connection's alone, in memory: another connection's
  * task id is as unknown as one never made.  Finished tasks are dropped
@@ -49,6 +53,7 @@ struct task {
 	char			 approval_id[64];
 	json_t			*result;	/* once terminal */
 	json_t			*waiters;	/* tasks/result ids */
+	json_t			*cancel;	/* a tasks/cancel's id, waiting */
 };
 
 static TAILQ_HEAD(, task) tasks = TAILQ_HEAD_INITIALIZER(tasks);
@@ -123,6 +128,7 @@ task_free(struct task *t)
 	json_decref(t->args);
 	json_decref(t->result);
 	json_decref(t->waiters);
+	json_decref(t->cancel);
 	free(t);
 }
 
@@ -192,7 +198,21 @@ result_of(const struct task *t)
 	return r;
 }
 
-/* The task ends with res (taken): every tasks/result waiting gets it. */
+/* tasks/cancel id is refused: the task goes on, or has ended, as why. */
+static void
+cancel_refused(const json_t *id, const struct task *t, const char *why)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), "Invalid params: %.480s", why);
+	rpc_error(id, RPC_INVALID_PARAMS, text, json_pack("{s:s, s:s}",
+	    "taskId", t->id, "status", t->status));
+}
+
+/*
+ * The task ends with res (taken): every tasks/result waiting gets it,
+ * and a tasks/cancel still waiting for runnerd learns it came too late.
+ */
 static void
 finish(struct task *t, json_t *res, const char *status, const char *message)
 {
@@ -205,6 +225,12 @@ finish(struct task *t, json_t *res, const char *status, const char *message)
 	json_array_foreach(t->waiters, i, id)
 		rpc_result(id, result_of(t));
 	json_array_clear(t->waiters);
+	if (t->cancel != NULL) {
+		cancel_refused(t->cancel, t, "the task finished before it "
+		    "could be cancelled");
+		json_decref(t->cancel);
+		t->cancel = NULL;
+	}
 }
 
 static json_t *
@@ -417,6 +443,11 @@ tasks_payload(const struct mcp_req *req)
 		json_array_append(t->waiters, req->id);
 }
 
+/*
+ * runnerd stops the call, or withdraws the approval it waits for, and
+ * says which, or that it is too late (tasks_cancelled): the answer
+ * waits for that.
+ */
 void
 tasks_cancel(const struct mcp_req *req)
 {
@@ -425,18 +456,56 @@ tasks_cancel(const struct mcp_req *req)
 	if ((t = task_param(req)) == NULL)
 		return;
 	if (terminal(t)) {
-		rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: the "
-		    "task is already finished", json_pack("{s:s, s:s}",
-		    "taskId", t->id, "status", t->status));
+		cancel_refused(req->id, t, "the task is already finished");
 		return;
 	}
-	/* runnerd stops the call, or withdraws the approval it waits for. */
-	if (t->reqid != 0)
-		runner_send(MSG_TOOL_CANCEL, t->reqid, NULL, 0);
-	finish(t, failure("cancelled by the client"), "cancelled",
-	    t->awaiting ? "cancelled by the client; the approval request "
-	    "was withdrawn" : "cancelled by the client");
-	rpc_result(req->id, task_json(t));
+	if (t->cancel != NULL) {
+		cancel_refused(req->id, t, "the task is already being "
+		    "cancelled");
+		return;
+	}
+	if (runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
+	    "answer", 1)) == -1) {
+		cancel_refused(req->id, t, "runnerd cannot be told");
+		return;
+	}
+	t->cancel = json_incref(req->id);
+}
+
+/* runnerd's answer to a task's cancel (MSG_TOOL_CANCELLED). */
+void
+tasks_cancelled(uint64_t reqid, const void *data, size_t len)
+{
+	const char *outcome, *reason;
+	struct task *t;
+	json_t *j, *id;
+	char text[512];
+
+	if ((t = task_by_reqid(reqid)) == NULL || t->cancel == NULL) {
+		log_debug("cancel answer for no task being cancelled");
+		return;
+	}
+	j = json_loadb(data, len, 0, NULL);
+	outcome = json_string_value(json_object_get(j, "outcome"));
+	reason = json_string_value(json_object_get(j, "reason"));
+	if (reason == NULL)
+		reason = "runnerd gave no reason";
+	id = t->cancel;
+	t->cancel = NULL;
+	if (outcome != NULL && strcmp(outcome, "running") == 0) {
+		/* It runs on: its result ends the task, as for any call. */
+		snprintf(text, sizeof(text), "not cancelled: %s", reason);
+		set_status(t, "working", "%s", text);
+		cancel_refused(id, t, text);
+	} else {
+		snprintf(text, sizeof(text), "cancelled by the client; %s",
+		    outcome != NULL && strcmp(outcome, "withdrawn") == 0 ?
+		    "the approval request was withdrawn" : reason);
+		finish(t, failure(text), "cancelled", text);
+		rpc_result(id, task_json(t));
+	}
+	json_decref(id);
+	json_decref(j);
 }
 
 /* This connection's tasks, oldest first; the cursor is the last id sent. */

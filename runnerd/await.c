@@ -1,9 +1,14 @@
 /*
  * A call that waits for a person (MSG_TOOL_AWAIT): mcpd's task for an
  * approval-gated call.  Nothing is recorded or run while it waits:
- * runnerd asks approvald where the approval stands every AWAIT_POLL_MS,
- * one question at a time, each with the peer deadline, so a stopped
- * approvald only delays the answer.  Once approved, the call starts
+ * runnerd asks approvald where the approval stands, subscribed, and
+ * approvald pushes its next change (approvald/subscribe.c), so a wait
+ * costs neither daemon anything while the approval is pending.  When
+ * approvald did not subscribe (too many), did not answer, or its
+ * connection was lost (a restart forgets subscriptions), runnerd asks
+ * again after AWAIT_POLL_MS, each question with the peer deadline, so
+ * a stopped approvald only delays the answer.  At most AWAITS_PER_CONN
+ * waits per connection, one per approval.  Once approved, the call starts
  * as a TOOL_CALL carrying approval_id would, under the same request id
  * (tool.request, the spend, the run, one end).  A denial or expiry
  * answers with the reason; a TOOL_CANCEL withdraws the approval at
@@ -19,6 +24,7 @@
 #include "runnerd.h"
 
 #define AWAIT_POLL_MS	1000
+#define AWAITS_PER_CONN	64	/* mcpd's unfinished tasks, at most */
 
 struct await {
 	TAILQ_ENTRY(await)	 entry;
@@ -28,8 +34,10 @@ struct await {
 	char			*approval_id;
 	uint64_t		 timer;		/* the next question */
 	int			 asking;	/* approvald has a question */
+	int			 subscribed;	/* approvald will push */
 	int			 gone;		/* cancelled, or mcpd left */
 	int			 withdraw;	/* cancelled: tell approvald */
+	int			 answer;	/* and then mcpd what it did */
 };
 
 static TAILQ_HEAD(, await) awaits = TAILQ_HEAD_INITIALIZER(awaits);
@@ -116,18 +124,36 @@ settled(struct await *w, const char *state, const char *reason)
 	await_free(w);
 }
 
+/*
+ * approvald's answer to the withdrawal.  Nothing of this call ran, and
+ * nothing will: the wait is over whatever approvald says.
+ */
 static void
 withdrawn(void *arg, json_t *reply, int fd, const char *why)
 {
 	struct await *w = arg;
+	const char *state;
+	char text[256];
 
 	(void)fd;
-	if (why != NULL)
+	state = json_string_value(json_object_get(reply, "state"));
+	if (why != NULL) {
 		log_warnx("%s: not withdrawn (%s): it stays until an operator "
 		    "decides or it expires", w->approval_id, why);
-	else
+		snprintf(text, sizeof(text), "nothing ran; approval %s was not "
+		    "withdrawn (%s): it stays until an operator decides or it "
+		    "expires", w->approval_id, why);
+	} else {
 		log_info("%s: withdrawn, now %s", w->approval_id,
-		    json_string_value(json_object_get(reply, "state")) ?: "?");
+		    state != NULL ? state : "?");
+		snprintf(text, sizeof(text), "nothing ran; approval %s is %s",
+		    w->approval_id, state != NULL && strcmp(state, "denied") ==
+		    0 ? "withdrawn" : state != NULL ? state : "unknown");
+	}
+	if (w->answer)
+		cancel_answer(w->conn, w->id, why == NULL && state != NULL &&
+		    strcmp(state, "denied") == 0 ? "withdrawn" : "stopped",
+		    text);
 	json_decref(reply);
 	await_free(w);
 }
@@ -159,15 +185,14 @@ approved(struct await *w)
 	json_decref(call);
 }
 
+/* Where the approval stands (reply borrowed), answered or pushed. */
 static void
-answered(void *arg, json_t *reply, int fd, const char *why)
+took(struct await *w, json_t *reply, const char *why)
 {
-	struct await *w = arg;
 	const char *state;
 
-	(void)fd;
-	w->asking = 0;
 	state = json_string_value(json_object_get(reply, "state"));
+	w->subscribed = 0;
 	if (w->gone) {
 		if (w->withdraw)
 			withdraw(w);
@@ -180,11 +205,23 @@ answered(void *arg, json_t *reply, int fd, const char *why)
 		w->timer = ev_timer(AWAIT_POLL_MS, ask, w);
 	} else if (strcmp(state, "approved") == 0)
 		approved(w);
-	else if (strcmp(state, "pending") == 0)
-		w->timer = ev_timer(AWAIT_POLL_MS, ask, w);
-	else
+	else if (strcmp(state, "pending") != 0)
 		settled(w, state, json_string_value(json_object_get(reply,
 		    "reason")));
+	else if (json_is_true(json_object_get(reply, "subscribed")))
+		w->subscribed = 1;
+	else
+		w->timer = ev_timer(AWAIT_POLL_MS, ask, w);
+}
+
+static void
+answered(void *arg, json_t *reply, int fd, const char *why)
+{
+	struct await *w = arg;
+
+	(void)fd;
+	w->asking = 0;
+	took(w, reply, why);
 	json_decref(reply);
 }
 
@@ -196,8 +233,39 @@ ask(void *arg)
 	w->timer = 0;
 	w->asking = 1;
 	peer_ask(PEER_APPROVALD, MSG_APPROVAL_STATUS, w->id, json_pack(
-	    "{s:s}", "approval_id", w->approval_id), MSG_APPROVAL_STATE,
-	    answered, w);
+	    "{s:s, s:b}", "approval_id", w->approval_id, "subscribe", 1),
+	    MSG_APPROVAL_STATE, answered, w);
+}
+
+/*
+ * An APPROVAL_STATE from approvald that no question waits for (reply
+ * borrowed): a subscribed wait's approval changed.  1 if it was one.
+ */
+int
+await_pushed(const struct msg *m, json_t *reply)
+{
+	struct await *w;
+
+	if (m->hdr.type != MSG_APPROVAL_STATE)
+		return 0;
+	/* A late answer to a question already answered is nobody's. */
+	if ((w = await_find(0, m->hdr.reqid)) != NULL && w->subscribed &&
+	    !w->asking)
+		took(w, reply, NULL);
+	return 1;
+}
+
+/* approvald's connection went: it forgot the subscriptions. */
+void
+await_peer_lost(void)
+{
+	struct await *w;
+
+	TAILQ_FOREACH(w, &awaits, entry)
+		if (w->subscribed && !w->asking) {
+			w->subscribed = 0;
+			w->timer = ev_timer(AWAIT_POLL_MS, ask, w);
+		}
 }
 
 /*
@@ -210,6 +278,7 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 	const char *tool, *aid;
 	json_t *args;
 	struct await *w;
+	size_t n = 0;
 
 	tool = json_string_value(json_object_get(j, "tool"));
 	aid = json_string_value(json_object_get(j, "approval_id"));
@@ -228,6 +297,19 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 		conn_error(c, id, ERR_BADMSG, "request id already in use");
 		return;
 	}
+	TAILQ_FOREACH(w, &awaits, entry) {
+		if (strcmp(w->approval_id, aid) == 0 && !w->gone) {
+			conn_error(c, id, ERR_DENIED, "approval %.40s is "
+			    "already waited for", aid);
+			return;
+		}
+		n += w->conn == c->id;
+	}
+	if (n >= AWAITS_PER_CONN) {
+		conn_error(c, id, ERR_DENIED, "too many waits on this "
+		    "connection (%d): finish or cancel some", AWAITS_PER_CONN);
+		return;
+	}
 	if ((w = calloc(1, sizeof(*w))) == NULL ||
 	    (w->approval_id = strdup(aid)) == NULL ||
 	    (args = json_deep_copy(args)) == NULL)
@@ -243,15 +325,20 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 	ask(w);
 }
 
-/* TOOL_CANCEL: 1 when id was a wait of c's, now ended and withdrawn. */
+/*
+ * TOOL_CANCEL: 1 when id was a wait of c's, now ended and withdrawn;
+ * with answer, mcpd hears once approvald has answered the withdrawal.
+ * The wait ends here, so an approval granted meanwhile starts nothing.
+ */
 int
-await_cancel(struct conn *c, uint64_t id)
+await_cancel(struct conn *c, uint64_t id, int answer)
 {
 	struct await *w;
 
-	if ((w = await_find(c->id, id)) == NULL)
+	if ((w = await_find(c->id, id)) == NULL || w->gone)
 		return 0;
 	w->gone = w->withdraw = 1;
+	w->answer = answer;
 	if (!w->asking) {
 		ev_timer_cancel(w->timer);
 		w->timer = 0;

@@ -11,6 +11,7 @@
  * and every result names its request id.
  */
 #include <sys/queue.h>
+#include <sys/random.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -490,8 +491,10 @@ tf_spent_reply(void *arg, json_t *reply, int fd, const char *why)
 		call_refuse(k, "tool.denied", why);
 	else if (tf_spent(k, reply, err, sizeof(err)) == -1)
 		call_refuse(k, "tool.denied", err);
-	else
+	else {
+		k->approved = 1;
 		credential(k);
+	}
 	json_decref(reply);
 }
 
@@ -507,6 +510,7 @@ spent(void *arg, json_t *reply, int fd, const char *why)
 		return;
 	}
 	json_object_del(k->args, "approval_id");
+	k->approved = 1;
 	credential(k);
 }
 
@@ -545,6 +549,33 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 }
 
 /*
+ * j (taken) with the MCP client of the call, for approvald, which lets
+ * only that client spend the approval it asks for: the uid of its
+ * runner.sock connection and an id of the connection that no other
+ * connection of this run of runnerd, or of another run, has.
+ */
+static json_t *
+with_client(const struct call *k, json_t *j)
+{
+	static char run[17];
+	unsigned char r[8];
+	char id[32];
+	size_t i;
+
+	if (run[0] == '\0') {
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			fatal("getrandom");
+		for (i = 0; i < sizeof(r); i++)
+			snprintf(run + i * 2, 3, "%02x", r[i]);
+	}
+	snprintf(id, sizeof(id), "%s.%u", run, (unsigned)k->conn);
+	if (j != NULL)
+		json_object_set_new(j, "client", json_pack("{s:I, s:s}", "uid",
+		    (json_int_t)k->uid, "id", id));
+	return j;
+}
+
+/*
  * A person in the loop, for every tool but terraform_apply (whose
  * approval binds a plan: tool_terraform.c).  Without approval_id the call
  * stops at a pending approval bound to its tool and arguments; with the
@@ -560,13 +591,13 @@ approval_gate(struct call *k)
 	if ((aid = json_string_value(json_object_get(k->args,
 	    "approval_id"))) != NULL)
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
-		    json_pack("{s:s, s:s, s:O}", "approval_id", aid, "tool",
-		    k->tool, "arguments", k->args), MSG_APPROVAL_SPENT, spent,
-		    k);
+		    with_client(k, json_pack("{s:s, s:s, s:O}", "approval_id",
+		    aid, "tool", k->tool, "arguments", k->args)),
+		    MSG_APPROVAL_SPENT, spent, k);
 	else
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
-		    json_pack("{s:s, s:O, s:n}", "tool", k->tool, "arguments",
-		    k->args, "plan_digest"), MSG_APPROVAL_CREATED,
+		    with_client(k, json_pack("{s:s, s:O, s:n}", "tool", k->tool,
+		    "arguments", k->args, "plan_digest")), MSG_APPROVAL_CREATED,
 		    approval_created, k);
 }
 
@@ -634,7 +665,8 @@ decision_recorded(void *arg, const char *why)
 	if (k->kind == CALL_TF_APPLY) {
 		k->state = CALL_APPROVING;
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_SPEND, k->id,
-		    tf_spend_request(k), MSG_APPROVAL_SPENT, tf_spent_reply, k);
+		    with_client(k, tf_spend_request(k)), MSG_APPROVAL_SPENT,
+		    tf_spent_reply, k);
 	} else if (strcmp(decision, "approval_required") == 0 &&
 	    k->kind != CALL_TF_REQUEST)
 		approval_gate(k);
@@ -948,8 +980,8 @@ shape(struct call *k)
 		json_decref(fields);
 		k->state = CALL_APPROVING;
 		peer_ask(PEER_APPROVALD, MSG_APPROVAL_REQUEST, k->id,
-		    tf_approval_request(k), MSG_APPROVAL_CREATED,
-		    tf_approval_reply, k);
+		    with_client(k, tf_approval_request(k)),
+		    MSG_APPROVAL_CREATED, tf_approval_reply, k);
 		return;
 	}
 	call_finish(k, res, fields);
@@ -1012,32 +1044,75 @@ call_done(uint64_t id, json_t *r)
 	    json_object_get(r, "error")), completed, k);
 }
 
+/* What a task's cancel did (MSG_TOOL_CANCELLED), if mcpd is there. */
 void
-call_cancel(struct conn *c, uint64_t id)
+cancel_answer(uint32_t conn, uint64_t id, const char *outcome,
+    const char *reason)
 {
+	struct conn *c;
+
+	log_info("%016llx: cancel: %s: %s", (unsigned long long)id, outcome,
+	    reason);
+	if ((c = conn_find(conn)) != NULL && conn_send_json(c,
+	    MSG_TOOL_CANCELLED, id, -1, json_pack("{s:s, s:s}", "outcome",
+	    outcome, "reason", reason)) == -1)
+		log_warn("cancel answer for %016llx", (unsigned long long)id);
+}
+
+/*
+ * TOOL_CANCEL.  A task's (answer) is told what happened, decided here
+ * as the call's state changes, so the answer is the truth: stopped
+ * before it ran (or withdrawn, await.c), or too late.  A call that
+ * spent an approval and runs is not stopped by a task's cancel: what
+ * a person approved is not left half done; its result ends the task.
+ */
+void
+call_cancel(struct conn *c, uint64_t id, int answer)
+{
+	const char *outcome = "stopped", *reason;
 	struct call *k;
 
-	if (await_cancel(c, id))
+	if (await_cancel(c, id, answer))
 		return;
-	if ((k = call_find(id)) == NULL || k->conn != c->id)
+	if ((k = call_find(id)) == NULL || k->conn != c->id) {
+		if (answer)
+			cancel_answer(c->id, id, "stopped", "no such call: it "
+			    "had ended");
 		return;
+	}
 	switch (k->state) {
 	case CALL_WAITING:
 		line_leave(k);
-		call_refuse(k, "tool.failed", "cancelled while it waited for "
-		    "a sandbox");
+		reason = "cancelled while it waited for a sandbox";
+		call_refuse(k, "tool.failed", reason);
 		break;
 	case CALL_RUNNING:
-		if (k->kind == CALL_SESSION)
+		if (answer && k->approved) {
+			outcome = "running";
+			reason = "too late: approved and already running; its "
+			    "result follows";
+		} else if (k->kind == CALL_SESSION) {
+			reason = "stopped while it ran";
 			session_cancel(k);
-		else
+		} else {
+			reason = "stopped while it ran";
 			runnerd_backend->kill(id);
+		}
 		break;
 	default:
-		/* Its next step ends it, if it has not run yet. */
+		if (k->ran) {
+			outcome = "running";
+			reason = "too late: it has run; its result follows";
+			break;
+		}
+		/* Its next step ends it. */
 		k->cancelled = 1;
+		reason = k->approved ? "cancelled before it ran; its approval "
+		    "was spent" : "cancelled before it ran";
 		break;
 	}
+	if (answer)
+		cancel_answer(c->id, id, outcome, reason);
 }
 
 /* mcpd went away: its calls end, nobody waits for their results. */

@@ -57,6 +57,9 @@ struct peer {
 	const char		*name;
 	int			 in_order;	/* and spools */
 	void			(*orphan)(struct msg *, json_t *);
+	/* What the peer sends unasked: 1 if it was that. */
+	int			(*push)(const struct msg *, json_t *);
+	void			(*lost)(void);	/* and what it forgot */
 	struct channel		 ch;
 	struct pendings		 pending;
 	uint64_t		 retry;		/* a spool to send again */
@@ -65,7 +68,8 @@ struct peer {
 static void	issued_orphan(struct msg *, json_t *);
 
 static struct peer peers[] = {
-	[PEER_APPROVALD] = { "approval.sock", "approvald", 0, NULL },
+	[PEER_APPROVALD] = { "approval.sock", "approvald", 0, NULL,
+	    .push = await_pushed, .lost = await_peer_lost },
 	[PEER_BROKERD] = { "broker.sock", "brokerd", 0, issued_orphan },
 	[PEER_AUDITD] = { "audit.sock", "auditd", 1, NULL },
 };
@@ -165,6 +169,8 @@ peer_reset(struct peer *p, const char *why)
 		TAILQ_REMOVE(&failed, pe, entry);
 		pending_fail(pe, why);
 	}
+	if (p->lost != NULL)
+		p->lost();
 }
 
 static void
@@ -437,7 +443,12 @@ peer_dispatch(struct peer *p, struct msg *m)
 	    !json_is_object(reply))
 		snprintf(why, sizeof(why), "%s: unexpected %s", p->name,
 		    msg_type_name(m->hdr.type));
-	if ((pe = pending_match(p, m)) == NULL) {
+	if ((pe = pending_match(p, m)) == NULL && p->push != NULL &&
+	    reply != NULL && p->push(m, reply)) {
+		json_decref(reply);
+		return;
+	}
+	if (pe == NULL) {
 		log_warnx("%s: %s for %016llx, which nobody waits for",
 		    p->name, msg_type_name(m->hdr.type),
 		    (unsigned long long)m->hdr.reqid);

@@ -28,18 +28,19 @@ mcpd_tool_await(struct conn *c, struct msg *m, json_t *j)
 	return 0;
 }
 
+/* A task's cancel ({"answer":true}) is told what it did. */
 static int
 mcpd_tool_cancel(struct conn *c, struct msg *m, json_t *j)
 {
-	(void)j;
-	call_cancel(c, m->hdr.reqid);
+	call_cancel(c, m->hdr.reqid, json_is_true(json_object_get(j,
+	    "answer")));
 	return 0;
 }
 
 /* What mcpd may send on runner.sock. */
 static const struct msg_rule mcpd_rules[] = {
 	{ MSG_TOOL_CALL, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_call },
-	{ MSG_TOOL_CANCEL, PAYLOAD_NONE, 0, 0, NULL, mcpd_tool_cancel },
+	{ MSG_TOOL_CANCEL, PAYLOAD_JSON_OPT, 0, 0, NULL, mcpd_tool_cancel },
 	{ MSG_TOOL_AWAIT, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_await },
 	{ MSG_PLAN_READ, PAYLOAD_JSON, 0, 0, NULL, plans_read },
 	{ 0, 0, 0, 0, NULL, NULL }

@@ -102,6 +102,7 @@ struct call {
 	int			 admitted;	/* counts against max_calls */
 	int			 cancelled;	/* before it ran */
 	int			 ran;		/* a sandbox was asked for */
+	int			 approved;	/* it spent an approval */
 	int			 revoke_failed;
 	int			 progress;	/* the client wants progress */
 	int			 log;		/* and its events (calllog.c) */
@@ -123,7 +124,8 @@ void	call_finish(struct call *, json_t *, json_t *);
 char	*run_text(const char *, const char *, const char *);
 json_t	*text_result(int, const char *, json_t *);
 const char *status_text(const char *);
-void	call_cancel(struct conn *, uint64_t);
+void	call_cancel(struct conn *, uint64_t, int);
+void	cancel_answer(uint32_t, uint64_t, const char *, const char *);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
@@ -141,8 +143,10 @@ json_t	*args_recorded(const json_t *);
 /* await.c: a call that waits for a person's approval (MSG_TOOL_AWAIT) */
 void	await_offer(uint32_t, const char *);
 void	await_start(struct conn *, uint64_t, json_t *);
-int	await_cancel(struct conn *, uint64_t);
+int	await_cancel(struct conn *, uint64_t, int);
 void	await_conn_closed(struct conn *);
+int	await_pushed(const struct msg *, json_t *);
+void	await_peer_lost(void);
 
 /* plans.c: the plans made, as MCP resources */
 void	plans_keep(const struct call *, const json_t *);

@@ -7,13 +7,20 @@ Speaks the suite's framing through regress/lib/asframe.py.
   asclient.py request RUN DIR PLAN       a pending terraform_apply approval
   asclient.py hostile RUN OUT            one whose plan draws on the terminal;
                                          OUT: the request as sent
-  asclient.py spend RUN ID DIR PLAN      spend it for working_dir DIR, plan
-                                         PLAN (hex, or "null")
+  asclient.py spend RUN ID DIR PLAN [CLIENT]
+                                         spend it for working_dir DIR, plan
+                                         PLAN (hex, or "null"), as client
+                                         CLIENT (default: CLIENT's id)
   asclient.py every SOCK ID              every message type naming ID
   asclient.py race RUN N ROUNDS          N processes spend one approval
   asclient.py load RUN COUNT OUT         approvals approved, then spent
   asclient.py respend RUN OUT            every approval of OUT again
   asclient.py bench RUN                  decisions/s and spends/s
+  asclient.py subscribe RUN N            N waits pushed, on one connection
+  asclient.py waiters RUN PID N S        approvald's CPU with N waiters, S
+                                         seconds asking each once a second
+                                         (as runnerd did), then S seconds
+                                         subscribed
 """
 
 import json
@@ -28,6 +35,8 @@ from asframe import TYPES, Conn, error_unpack, pack, type_name  # noqa: E402
 
 PLAN = "ab" * 32
 APPLY_ARGS = {"working_dir": "demo"}
+# The MCP client runnerd names in each request and spend.
+CLIENT = {"uid": os.getuid(), "id": "asclient.1"}
 
 
 def ask(conn, mtype, payload=b"", reqid=1):
@@ -56,7 +65,8 @@ def new_approval(run, args=None, plan=PLAN, approve=True):
     a = Conn(os.path.join(run, "approval.sock"))
     name, data = ask(a, TYPES["APPROVAL_REQUEST"], {
         "tool": "terraform_apply", "arguments": args or APPLY_ARGS,
-        "plan_digest": plan, "summary": {}, "plan_text": ""},
+        "plan_digest": plan, "summary": {}, "plan_text": "",
+        "client": CLIENT},
         reqid=int.from_bytes(os.urandom(7), "little") + 1)
     a.close()
     aid = expect(name, data, "APPROVAL_CREATED")["approval_id"]
@@ -74,7 +84,8 @@ def spend(run, aid, args=None, plan=PLAN):
         a = Conn(os.path.join(run, "approval.sock"))
         name, data = ask(a, TYPES["APPROVAL_SPEND"], {
             "approval_id": aid, "tool": "terraform_apply",
-            "arguments": args or APPLY_ARGS, "plan_digest": plan})
+            "arguments": args or APPLY_ARGS, "plan_digest": plan,
+            "client": CLIENT})
         a.close()
     except (OSError, EOFError):
         return 2
@@ -110,7 +121,8 @@ def cmd_request(argv):
             {"address": "terraform_data.app", "actions": ["delete",
                                                           "create"]},
             {"address": "terraform_data.labels", "actions": ["update"]}]},
-        "plan_text": "# terraform_data.app must be replaced"})
+        "plan_text": "# terraform_data.app must be replaced",
+        "client": CLIENT})
     print(expect(name, data, "APPROVAL_CREATED")["approval_id"])
     return 0
 
@@ -129,7 +141,7 @@ def cmd_hostile(argv):
     run, out = argv
     h = HOSTILE
     req = {
-        "tool": "terraform_apply",
+        "tool": "terraform_apply", "client": CLIENT,
         "arguments": {"working_dir": "demo", "note": h},
         "plan_digest": PLAN,
         "summary": {
@@ -160,12 +172,14 @@ def cmd_hostile(argv):
 def cmd_spend(argv):
     """Presents the approval as terraform_apply does, approval_id and
     all, and prints the reply."""
-    run, aid, wd, plan = argv
+    run, aid, wd, plan = argv[:4]
+    client = dict(CLIENT, id=argv[4]) if len(argv) > 4 else CLIENT
     a = Conn(os.path.join(run, "approval.sock"))
     name, data = ask(a, TYPES["APPROVAL_SPEND"], {
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": {"working_dir": wd, "approval_id": aid},
-        "plan_digest": None if plan == "null" else plan})
+        "plan_digest": None if plan == "null" else plan,
+        "client": client})
     print(show(name, data))
     return 0
 
@@ -180,7 +194,8 @@ def cmd_every(argv):
         "arguments": {"working_dir": "demo", "approval_id": aid},
         "plan_digest": "a" * 64, "all": True, "reason": "x",
         "state": "approved", "decision": "allow", "session_owner": "t",
-        "progress": False, "summary": {}, "plan_text": ""}).encode()
+        "progress": False, "summary": {}, "plan_text": "",
+        "client": CLIENT}).encode()
     for mtype in sorted(TYPES.values()) + [199, 299, 999, 65535]:
         for data in (payload, b""):
             try:
@@ -310,7 +325,8 @@ def cmd_bench(argv):
     ids = [new_approval(run) for _ in range(m)]
     frames = [pack(TYPES["APPROVAL_SPEND"], 1, {
         "approval_id": aid, "tool": "terraform_apply",
-        "arguments": APPLY_ARGS, "plan_digest": PLAN}) for aid in ids]
+        "arguments": APPLY_ARGS, "plan_digest": PLAN, "client": CLIENT})
+        for aid in ids]
     dt = pipelined(a, frames, "APPROVAL_SPENT")
     if dt is None:
         print("bench: not every spend succeeded")
@@ -320,8 +336,131 @@ def cmd_bench(argv):
     return 0
 
 
+def pending_approvals(run, n):
+    """n pending approvals, made pipelined on one connection."""
+    a = Conn(os.path.join(run, "approval.sock"))
+    frames = [pack(TYPES["APPROVAL_REQUEST"], i + 1, {
+        "tool": "terraform_apply", "arguments": APPLY_ARGS,
+        "plan_digest": PLAN, "summary": {}, "plan_text": "",
+        "client": CLIENT}) for i in range(n)]
+    ids = []
+    for i in range(0, n, 256):
+        a.sock.sendall(b"".join(frames[i:i + 256]))
+        for _ in frames[i:i + 256]:
+            mtype, _, data, _ = a.recv()
+            ids.append(expect(type_name(mtype), data,
+                              "APPROVAL_CREATED")["approval_id"])
+    a.close()
+    return ids
+
+
+def statuses(conn, ids, subscribe, first=1):
+    """One APPROVAL_STATUS for each of ids, pipelined: the replies."""
+    frames = [pack(TYPES["APPROVAL_STATUS"], first + i, {
+        "approval_id": aid, "subscribe": subscribe})
+        for i, aid in enumerate(ids)]
+    replies = []
+    for i in range(0, len(frames), 256):
+        conn.sock.sendall(b"".join(frames[i:i + 256]))
+        for _ in frames[i:i + 256]:
+            mtype, rid, data, _ = conn.recv()
+            replies.append((rid, expect(type_name(mtype), data,
+                                        "APPROVAL_STATE")))
+    return replies
+
+
+def rtt(conn, mtype, payload, reqid):
+    """Seconds one request on conn took to be answered."""
+    t0 = time.monotonic()
+    conn.send(TYPES[mtype], payload, reqid)
+    while True:
+        _, rid, _, _ = conn.recv()
+        if rid == reqid:
+            return time.monotonic() - t0
+
+
+def cmd_subscribe(argv):
+    """N pending approvals, each waited for by a subscription on one
+    connection; then one approved, one denied, one withdrawn from
+    elsewhere: exactly the first two are pushed, under their requests'
+    ids, and the connection and approvald answer at once throughout."""
+    run, n = argv[0], int(argv[1])
+    ids = pending_approvals(run, n)
+    w = Conn(os.path.join(run, "approval.sock"))
+    for i, (rid, r) in enumerate(statuses(w, ids, True)):
+        if rid != i + 1 or r["state"] != "pending" or \
+                r.get("subscribed") is not True:
+            print("wait %d: %r" % (i, r))
+            return 1
+    other = Conn(os.path.join(run, "approval.sock"))
+    slow = max(rtt(w, "PING", b"", 10 ** 9),
+               rtt(other, "DECIDE", {"tool": "terraform_apply",
+                                      "arguments": APPLY_ARGS}, 2))
+    if slow > 1:
+        print("approvald took %.2f s to answer with %d waits" % (slow, n))
+        return 1
+    for mtype, aid in (("CTL_APPROVE", ids[0]), ("CTL_DENY", ids[1])):
+        ctl = Conn(os.path.join(run, "control.sock"))
+        expect(*ask(ctl, TYPES[mtype], {"approval_id": aid}), "CTL_ENTRY")
+        ctl.close()
+    expect(*ask(other, TYPES["APPROVAL_WITHDRAW"],
+                {"approval_id": ids[2]}, 3), "APPROVAL_STATE")
+    w.sock.settimeout(3)
+    pushed = {}
+    try:
+        while True:
+            mtype, rid, data, _ = w.recv()
+            pushed[rid] = (type_name(mtype), json.loads(data))
+    except (socket.timeout, TypeError):
+        pass
+    want = {1: ("APPROVAL_STATE", "approved"), 2: ("APPROVAL_STATE",
+                                                   "denied")}
+    got = {rid: (t, r.get("state")) for rid, (t, r) in pushed.items()}
+    if got != want:
+        print("pushed %r, want %r" % (got, want))
+        return 1
+    print("%d waits; 2 pushed, the withdrawn one not; answers in %.0f ms"
+          % (n, slow * 1000))
+    return 0
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cmd_waiters(argv):
+    run, pid, n, secs = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    ids = pending_approvals(run, n)
+    w = Conn(os.path.join(run, "approval.sock"))
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    for s in range(secs):
+        statuses(w, ids, False)
+        time.sleep(max(0, t0 + s + 1 - time.monotonic()))
+    polled = (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    print("%d waiters asking once a second: approvald %.0f %% CPU" %
+          (n, polled * 100))
+    subscribed = sum(1 for _, r in statuses(w, ids, True, n + 1)
+                     if r.get("subscribed") is True)
+    other = Conn(os.path.join(run, "approval.sock"))
+    c0, t0 = cpu_seconds(pid), time.monotonic()
+    lat = []
+    while time.monotonic() < t0 + secs:
+        lat.append(rtt(other, "DECIDE", {"tool": "terraform_apply",
+                                         "arguments": APPLY_ARGS}, 1))
+        time.sleep(0.1)
+    pushed = (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    lat.sort()
+    print("%d waiters subscribed (%d of them): approvald %.1f %% CPU "
+          "(10 DECIDEs/s meanwhile, p50 %.2f ms, max %.2f ms)" %
+          (n, subscribed, pushed * 100, lat[len(lat) // 2] * 1000,
+           lat[-1] * 1000))
+    return 0
+
+
 def main():
-    cmds = {"call": cmd_call, "request": cmd_request, "spend": cmd_spend,
+    cmds = {"subscribe": cmd_subscribe, "waiters": cmd_waiters,"call": cmd_call, "request": cmd_request, "spend": cmd_spend,
             "hostile": cmd_hostile,
             "every": cmd_every,
             "race": cmd_race, "load": cmd_load,

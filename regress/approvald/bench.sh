@@ -1,9 +1,11 @@
 #!/bin/sh
-# approvald's benchmark (not a kyua test): decisions per second, and
-# spends per second with full durability (WAL, synchronous=FULL, each
-# spend acknowledged by the audit log before it commits).
+# approvald's benchmark (not a kyua test): decisions per second, spends
+# per second with full durability (WAL, synchronous=FULL, each spend
+# acknowledged by the audit log before it commits), and approvald's CPU
+# with WAITERS runnerd waits on pending approvals, asked about once a
+# second (as runnerd did before waits were pushed), then subscribed.
 #
-#   regress/approvald/bench.sh [BUILD [DECISIONS [SPENDS]]]
+#   regress/approvald/bench.sh [BUILD [DECISIONS [SPENDS [WAITERS]]]]
 #
 # Runs in a fresh directory under /var/tmp, on disk; uses the real
 # auditd when it acknowledges events, else the stand-in audit_standin.py.
@@ -71,6 +73,8 @@ else
 	echo "audit: the stand-in audit_standin.py"
 fi
 "$bin/approvald" -d -f conf.yaml > approvald.log 2>&1 &
-pids="$pids $!"
+adpid=$!
+pids="$pids $adpid"
 wait_socket run/control.sock
 $client bench run "${2:-20000}" "${3:-1000}"
+$client waiters run "$adpid" "${4:-20000}" 5

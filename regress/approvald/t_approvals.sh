@@ -40,6 +40,118 @@ binding_cleanup()
 	as_kill_all
 }
 
+atf_test_case requester cleanup
+requester_head()
+{
+	atf_set descr "only the client that asked spends an approval, unless approved --any-client; a refusal leaves it spendable, a replay is refused"
+}
+requester_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	me="uid $(id -u) client asclient.1"
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o match:"$id approved" $CTL approve "$id"
+	atf_check -o match:"^ERROR 1 approval $id was asked for by another client: only that client may spend it, unless an operator approves it for any client \\(approvalctl approve --any-client\\)" \
+	    $CLIENT spend run "$id" demo "$PLAN_A" intruder.7
+	ad_state "$id" approved
+	atf_check -o match:"^APPROVAL_SPENT .*$id" $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"ERROR 1 approval $id is already spent" \
+	    $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"ERROR 1 approval $id is already spent" \
+	    $CLIENT spend run "$id" demo "$PLAN_A" intruder.7
+	# For any client: another one may spend it, once.
+	any=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o match:"^requester: +$me$" $CTL show "$any"
+	atf_check -o match:"^$any +pending +terraform_apply +[^ ]+ +$me " $CTL list
+	atf_check -o match:"$any approved" $CTL approve "$any" --any-client
+	atf_check -o match:"^requester: +$me, any client may spend it$" \
+	    $CTL show "$any"
+	atf_check -o match:"^$any +approved +terraform_apply +[^ ]+ +$me \\(any\\) " \
+	    $CTL list
+	atf_check -o match:"\"requester\":\\{\"client\":\"asclient.1\",\"uid\":$(id -u)\\}" \
+	    -o match:"\"for_any_client\":true" $CTL -j show "$any"
+	atf_check -o match:"^APPROVAL_SPENT .*$any" \
+	    $CLIENT spend run "$any" demo "$PLAN_A" intruder.7
+	atf_check -o match:"ERROR 1 approval $any is already spent" \
+	    $CLIENT spend run "$any" demo "$PLAN_A"
+	atf_check -s exit:1 -e match:"usage" $CTL deny "$any" --any-client
+	atf_check -o match:"\"any_client\": *true" \
+	    grep "approval.granted.*$any" var/audit.jsonl
+	atf_check -o match:"\"client\": *\"asclient.1\"" \
+	    grep "approval.requested.*$id" var/audit.jsonl
+	atf_check -o match:"\"client\": *\"intruder.7\"" \
+	    grep "approval.spent.*$any" var/audit.jsonl
+	# runnerd must name the client.
+	atf_check -o match:"^ERROR 2 APPROVAL_REQUEST: needs the client" \
+	    $CLIENT call run/approval.sock APPROVAL_REQUEST \
+	    '{"tool":"terraform_apply","arguments":{"working_dir":"demo"},"plan_digest":null}'
+	as_stop
+}
+requester_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case waiters cleanup
+waiters_head()
+{
+	atf_set descr "runnerd's waits are pushed: 3000 subscribed waits hear only their approval's change, and approvald answers others at once meanwhile"
+}
+waiters_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	atf_check -o match:"^3000 waits; 2 pushed" $CLIENT subscribe run 3000
+	atf_check -o match:"alive" $CTL ping
+	as_stop
+}
+waiters_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case migration cleanup
+migration_head()
+{
+	atf_set descr "a database made before requesters were recorded gains the columns; its approvals are spendable only when approved for any client"
+}
+migration_body()
+{
+	ad_setup
+	ad_audit_stub
+	now=$(date +%s)
+	sqlite3 var/approvals.db "CREATE TABLE approvals (id TEXT PRIMARY KEY,
+	    state TEXT NOT NULL CHECK (state IN ('pending','approved',
+	    'denied','expired','spent')), tool TEXT NOT NULL,
+	    arguments TEXT NOT NULL, params_digest TEXT NOT NULL,
+	    plan_digest TEXT, request_id TEXT NOT NULL, summary TEXT NOT NULL,
+	    plan_text TEXT NOT NULL, destructive INTEGER NOT NULL,
+	    created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+	    decided_at INTEGER, decided_uid INTEGER, decided_user TEXT,
+	    reason TEXT, spent_at INTEGER, spent_request TEXT);
+	    INSERT INTO approvals VALUES ('apr-old1', 'pending',
+	    'terraform_apply', '{}', 'x', NULL, 'req-0000000000000001', '{}',
+	    '', 0, $now, $((now + 600)), NULL, NULL, NULL, NULL, NULL, NULL);" ||
+	    atf_fail "no old database"
+	ad_start
+	atf_check -o match:"^requester: +unrecorded$" $CTL show apr-old1
+	atf_check -o match:"requester_uid" -o match:"any_client" \
+	    sqlite3 var/approvals.db ".schema approvals"
+	# A fresh one works as on a new database.
+	id=$($CLIENT request run demo "$PLAN_A")
+	atf_check -o ignore $CTL approve "$id"
+	atf_check -o match:"^APPROVAL_SPENT" $CLIENT spend run "$id" demo "$PLAN_A"
+	atf_check -o match:"apr-old1 +pending" $CTL list
+	as_stop
+}
+migration_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case expiry cleanup
 expiry_head()
 {
@@ -144,7 +256,7 @@ audit_fail_closed_body()
 	touch var/REFUSE
 	atf_check -o match:"^ERROR 4 cannot record the approval request" \
 	    $CLIENT call run/approval.sock APPROVAL_REQUEST \
-	    '{"tool":"terraform_apply","arguments":{"working_dir":"demo"},"plan_digest":null}'
+	    '{"tool":"terraform_apply","arguments":{"working_dir":"demo"},"plan_digest":null,"client":{"uid":0,"id":"c"}}'
 	atf_check -s exit:1 -e match:"cannot record the decision" \
 	    $CTL approve "$id"
 	atf_check -o match:"^ERROR 4 cannot spend" \
@@ -313,6 +425,9 @@ escapes_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case binding
+	atf_add_test_case requester
+	atf_add_test_case migration
+	atf_add_test_case waiters
 	atf_add_test_case escapes
 	atf_add_test_case expiry
 	atf_add_test_case denied

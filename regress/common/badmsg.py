@@ -45,7 +45,7 @@ CASES = {
     ],
     "runner.sock": [
         UNLISTED, FD,
-        (MSG_TOOL_CANCEL, b"{}", False, "TOOL_CANCEL: no payload expected"),
+        (MSG_TOOL_CANCEL, b"[]", False, "TOOL_CANCEL: expected an object"),
         (MSG_TOOL_CALL, b"[]", False, "TOOL_CALL: expected an object"),
     ],
     "runner-control.sock": [

@@ -4,7 +4,9 @@ suite's framing (regress/lib/asframe.py) and plays tools:
 
   k8s_get_pod_status      a result with two pods
   run_shell "sleep N"     waits N seconds (0.1 s steps, progress if asked),
-                          unless cancelled
+                          unless cancelled (a task's cancel: "stopped")
+  run_shell "approved N"  an approved call that runs N seconds: a task's
+                          cancel is too late ("running"), the result comes
   run_shell "fail"        an isError result
   run_shell "garble"      a result that is not JSON
   run_shell "deny"        a refusal (tool.denied)
@@ -28,8 +30,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from asframe import (MSG_PING, MSG_PONG, MSG_TOOL_CALL,  # noqa: E402
-                     MSG_TOOL_CANCEL, MSG_TOOL_LOG, MSG_TOOL_PROGRESS,
-                     MSG_TOOL_RESULT, pong_pack, recv_frame, send_frame)
+                     MSG_TOOL_CANCEL, MSG_TOOL_CANCELLED, MSG_TOOL_LOG,
+                     MSG_TOOL_PROGRESS, MSG_TOOL_RESULT, pong_pack,
+                     recv_frame, send_frame)
 
 log_lock = threading.Lock()
 
@@ -44,6 +47,7 @@ class Conn:
         self.sock = sock
         self.wlock = threading.Lock()
         self.cancelled = set()
+        self.approved = set()
 
     def send(self, mtype, reqid, payload=b""):
         with self.wlock:
@@ -95,7 +99,11 @@ class Conn:
             self.result(reqid, "2 pods", {"namespace": args["namespace"],
                                           "pods": pods})
             return
-        if cmd.startswith("sleep "):
+        if cmd.startswith("approved "):
+            self.approved.add(reqid)
+            time.sleep(float(cmd.split()[1]))
+            self.result(reqid, "applied", {"exit_code": 0})
+        elif cmd.startswith("sleep "):
             steps = int(float(cmd.split()[1]) * 10)
             for i in range(steps):
                 if reqid in self.cancelled:
@@ -132,8 +140,17 @@ class Conn:
                 threading.Thread(target=self.run_call, args=(reqid, call),
                                  daemon=True).start()
             elif mtype == MSG_TOOL_CANCEL:
-                self.cancelled.add(reqid)
-                record({"type": "cancel", "reqid": reqid})
+                answer = payload and json.loads(payload).get("answer")
+                record({"type": "cancel", "reqid": reqid,
+                        "answer": bool(answer)})
+                if reqid in self.approved:
+                    outcome, why = "running", "too late: already running"
+                else:
+                    self.cancelled.add(reqid)
+                    outcome, why = "stopped", "stopped while it ran"
+                if answer:
+                    self.send(MSG_TOOL_CANCELLED, reqid,
+                              {"outcome": outcome, "reason": why})
             else:
                 record({"type": "unknown", "msgtype": mtype})
 

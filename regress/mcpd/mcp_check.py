@@ -772,6 +772,23 @@ def s_tasks(m):
     check(error_code(r) == -32602, "cancelling twice: %r" % r)
     r = m.call("tasks/result", {"taskId": tid})["result"]
     check(r["isError"] is True, "a cancelled task's result %r" % r)
+    # Too late: runnerd says the approved call runs; the task goes on
+    # and ends with the call's own result.
+    r = task_call(m, "run_shell", {"command": "approved 1"}, {})
+    tid = r["result"]["task"]["taskId"]
+    check(wait_for(lambda: any(f["type"] == "call" and
+                               f["call"]["arguments"].get("command") ==
+                               "approved 1" for f in forwarded())),
+          "the approved call did not reach runnerd")
+    r = m.call("tasks/cancel", {"taskId": tid})
+    check(error_code(r) == -32602 and
+          "too late: already running" in r["error"]["message"] and
+          r["error"]["data"]["status"] == "working", "too late %r" % r)
+    r = m.call("tasks/result", {"taskId": tid})["result"]
+    check(r["isError"] is False and text_of({"result": r}) == "applied",
+          "the too-late task's result %r" % r)
+    r = m.call("tasks/get", {"taskId": tid})["result"]
+    check(r["status"] == "completed", "the too-late task %r" % r)
     for method, params in [("tasks/get", {}), ("tasks/get", {"taskId": 5}),
                            ("tasks/result", {"taskId": "task-nope"}),
                            ("tasks/cancel", {"taskId": "task-nope"}),
@@ -782,7 +799,7 @@ def s_tasks(m):
         r = m.call(method, params)
         check(error_code(r) == -32602, "%s %r: %r" % (method, params, r))
     r = m.call("tasks/list")["result"]
-    check(len(r["tasks"]) == 2 and "nextCursor" not in r, "list %r" % r)
+    check(len(r["tasks"]) == 3 and "nextCursor" not in r, "list %r" % r)
     for uri in ["plan://" + "0" * 64, "plan://x", "file:///etc/passwd"]:
         r = m.call("resources/read", {"uri": uri})
         check(error_code(r) == -32002 and

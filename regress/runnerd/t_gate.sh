@@ -1,31 +1,13 @@
 #! /usr/bin/env atf-sh
 # A person in the loop for any tool: with a policy tier of high, a call
 # stops at a pending approval bound to its arguments, and runs only when
-# made again with the approval a person granted, once.
+# made again with the approval a person granted, once, by the client
+# (runner.sock connection) that asked for it unless granted for any.
 
 . "$(atf_get_srcdir)/../lib/suite.subr"
 
-call()
-{
-	as_call run_shell "$1" > r.json
-	python3 -c 'import json; r = json.load(open("r.json"))
-print(str(r["isError"]).lower()); print(r["content"][0]["text"])' > r.txt
-}
-
-started()
-{
-	grep -c '"event":"sandbox.started"' var/audit.jsonl || :
-}
-
-atf_test_case run_shell_high cleanup
-run_shell_high_head()
-{
-	atf_set "descr" "run_shell in tier high runs only with a granted, matching, unspent approval"
-	atf_set "require.user" "root"
-	atf_set "require.progs" "runsc"
-	atf_set "timeout" "120"
-}
-run_shell_high_body()
+# The suite with run_shell in tier high, one-shot.
+gate_suite()
 {
 	sed '/^  run_shell:/,/^  [a-z]/s/    tier: low/    tier: high/' \
 	    "$(as_src)/etc/policy.yaml" > policy.yaml
@@ -37,30 +19,55 @@ run_shell_high_body()
     code: { engine: none, tools: [run_shell] }"
 	as_conf
 	as_start auditd approvald brokerd runnerd
+}
+
+started()
+{
+	grep -c '"event":"sandbox.started"' var/audit.jsonl || :
+}
+
+atf_test_case run_shell_high cleanup
+run_shell_high_head()
+{
+	atf_set "descr" "run_shell in tier high runs only with a granted, matching, unspent approval, presented by the client that asked unless approved for any"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc"
+	atf_set "timeout" "120"
+}
+run_shell_high_body()
+{
+	gate_suite
 	ctl="$(as_bin approvalctl) -f conf.yaml"
 
-	call '{"command":"echo gated"}'
-	head -1 r.txt | grep -q true || atf_fail "ran without approval"
-	id=$(grep -o 'apr-[A-Za-z0-9_-]*' r.txt | head -1)
-	[ -n "$id" ] || atf_fail "no approval id: $(cat r.txt)"
-	[ "$(started)" -eq 0 ] || atf_fail "a sandbox started before approval"
-	# Not yet approved: refused, nothing runs.
-	call "{\"command\":\"echo gated\",\"approval_id\":\"$id\"}"
-	grep -q "is pending, not approved" r.txt || atf_fail "$(cat r.txt)"
-	atf_check -o match:approved $ctl approve "$id"
-	# Granted for other arguments: refused.
-	call "{\"command\":\"echo other\",\"approval_id\":\"$id\"}"
-	grep -q "bound to other parameters" r.txt || atf_fail "$(cat r.txt)"
-	[ "$(started)" -eq 0 ] || atf_fail "a sandbox started on a bad approval"
-	call "{\"command\":\"echo gated\",\"approval_id\":\"$id\"}"
-	head -1 r.txt | grep -q false || atf_fail "approved call: $(cat r.txt)"
-	grep -q "^gated" r.txt || atf_fail "no output: $(cat r.txt)"
-	call "{\"command\":\"echo gated\",\"approval_id\":\"$id\"}"
-	grep -q "already spent" r.txt || atf_fail "replayed: $(cat r.txt)"
-	[ "$(started)" -eq 1 ] || atf_fail "$(started) sandboxes for one approval"
+	python3 "$(atf_get_srcdir)/gate_check.py" "$AS_RUN/runner.sock" \
+	    $ctl >gate.out 2>&1 || atf_fail "$(cat gate.out)"
+	# One sandbox for each approval, none for a refusal.
+	[ "$(started)" -eq 2 ] || atf_fail "$(started) sandboxes for two approvals"
 	as_stop
 }
 run_shell_high_cleanup()
+{
+	as_kill_all
+}
+
+atf_test_case task_cancel cleanup
+task_cancel_head()
+{
+	atf_set "descr" "a task's cancel of a call waiting on its approval says what it did: withdrawn (nothing ran), or too late (the approved call runs and its result follows); a wait outlives approvald's restart"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc"
+	atf_set "timeout" "180"
+}
+task_cancel_body()
+{
+	gate_suite
+	python3 "$(atf_get_srcdir)/await_check.py" "$AS_RUN/runner.sock" \
+	    var/audit.jsonl "$(dirname "$(as_bin approvald)")" \
+	    "$(pwd)/conf.yaml" >await.out 2>&1 || atf_fail "$(cat await.out)"
+	cat await.out
+	as_stop
+}
+task_cancel_cleanup()
 {
 	as_kill_all
 }
@@ -105,5 +112,6 @@ warm_pool_off_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case run_shell_high
+	atf_add_test_case task_cancel
 	atf_add_test_case warm_pool_off
 }

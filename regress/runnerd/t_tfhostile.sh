@@ -201,7 +201,7 @@ TF
 	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
 	atf_check -o match:"module: +snapshot [0-9a-f]{64}" \
 	    "$(as_bin approvalctl)" -f conf.yaml show "$id"
-	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id" --any-client
 	# After the approval the agent changes what the apply would read.
 	echo changed > tf/m/note.txt
 	echo 'resource "terraform_data" "y" {}' > tf/m/extra.tf
@@ -265,7 +265,7 @@ resource "terraform_data" "second" {
 TF
 	tf_call terraform_apply > pending
 	id=$(as_field approval_id < pending)
-	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id" --any-client
 	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
 	grep -q '"isError":true' applied || atf_fail "the apply did not fail"
 	[ "$(as_field state_kept < applied)" = true ] ||
@@ -628,7 +628,9 @@ approve_apply()
 	tf_call terraform_apply > pending
 	id=$(as_field approval_id < pending)
 	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
-	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	# Each call is a connection of its own (tf_call).
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve \
+	    --any-client "$id"
 	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > "$1"
 }
 plan_untouchable_body()
@@ -787,7 +789,7 @@ TF
 	tf_call terraform_apply > pending
 	id=$(as_field approval_id < pending)
 	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
-	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id"
+	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id" --any-client
 	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
 	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
 	as_field text < applied | sed -n 's/.*(local-exec): ENV //p' > env.txt
