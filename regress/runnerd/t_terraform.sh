@@ -189,7 +189,7 @@ terraform_errors_body()
 	[ -z "$(ls var/runner/bundles 2>/dev/null)" ] || atf_fail "bundles left"
 	# Each plan's render sandbox waited beside it (its script begins
 	# with its read of go): a plan that failed ends it too.
-	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
+	pgrep -a -f "$(as_render_waiting)" && atf_fail "a render sandbox is left"
 	as_stop
 }
 terraform_errors_cleanup()

@@ -56,7 +56,7 @@ tf_failed_clean()
 	[ "$(as_is_error "$1")" = true ] ||
 	    atf_fail "the plan was not an error: $(cat "$1")"
 	[ -z "$(ls var/runner/bundles)" ] || atf_fail "bundles left"
-	pgrep -a -f "$AS_RENDER_WAITING" && atf_fail "a render sandbox is left"
+	pgrep -a -f "$(as_render_waiting)" && atf_fail "a render sandbox is left"
 }
 
 atf_test_case symlink_race cleanup
@@ -395,7 +395,7 @@ render_killed_body()
 	cat > runsc <<SH
 #!/bin/sh
 ( i=0
-while [ \$i -lt 100 ] && ! pkill -KILL -f "$AS_RENDER_WAITING"; do
+while [ \$i -lt 100 ] && ! pkill -KILL -f "$(as_render_waiting)"; do
 	sleep 0.05
 	i=\$((i + 1))
 done ) </dev/null >/dev/null 2>&1 &
@@ -630,7 +630,7 @@ approve_apply()
 	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
 	# Each call is a connection of its own (tf_call).
 	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve \
-	    --any-client "$id"
+	    "$id" --any-client
 	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > "$1"
 }
 plan_untouchable_body()
@@ -643,7 +643,7 @@ plan_untouchable_body()
 resource "terraform_data" "x" {
   input = "approved"
   provisioner "local-exec" {
-    command = "p=/run/plan/plan.tfplan; for t in \"echo x >$p\" \"echo x >>$p\" \"chmod 666 $p\" \"rm -f $p\" \"mv $p $p.old\" \"ln -sf /tmp/x $p\" \"touch /run/plan/new\"; do sh -c \"$t\" 2>/dev/null && echo \"SWAP done: $t\" || echo \"SWAP refused: $t\"; done; python3 -c 'import os; s = os.stat(\"/run/plan/plan.tfplan\"); print(\"SWAP stat\", oct(s.st_mode), s.st_uid, s.st_gid, os.listdir(\"/run/plan\"))'; [ -e /work/plan.tfplan ] && echo 'SWAP done: a plan in /work'; true"
+    command = "p=/run/plan/plan.tfplan; for t in \"echo x >$p\" \"echo x >>$p\" \"chmod 666 $p\" \"rm -f $p\" \"mv $p $p.old\" \"ln -sf /tmp/x $p\" \"touch /run/plan/new\"; do sh -c \"$t\" 2>/dev/null && echo \"SWAP done: $t\" || echo \"SWAP refused: $t\"; done; python3 -c 'import os; s = os.stat(\"/run/plan/plan.tfplan\"); print(\"SWAP stat\", oct(s.st_mode), s.st_uid, s.st_gid, sorted(set(os.listdir(\"/run/plan\")) - {\".terraform\"}))'; [ -e /work/plan.tfplan ] && echo 'SWAP done: a plan in /work'; true"
   }
 }
 TF
@@ -792,7 +792,10 @@ TF
 	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id" --any-client
 	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
 	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
-	as_field text < applied | sed -n 's/.*(local-exec): ENV //p' > env.txt
+	# TF_DATA_DIR too once the init cache has the key's entry
+	# (launcher_tfinit.c), which it builds beside the first call.
+	as_field text < applied | sed -n 's/.*(local-exec): ENV //p' |
+	    grep -vx 'TF_DATA_DIR=/run/plan/.terraform' > env.txt
 	cat > want.txt <<'ENV'
 CHECKPOINT_DISABLE=1
 GIT_CONFIG_GLOBAL=/dev/null
