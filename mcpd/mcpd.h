@@ -144,6 +144,7 @@ void	 tasks_cancel(const struct mcp_req *);
 void	 tasks_cancelled(uint64_t, const void *, size_t);
 void	 tasks_list(const struct mcp_req *);
 int	 tasks_offered(int);
+size_t	 tasks_unfinished(void);
 
 /* resources.c */
 void	 resources_note(json_t *, int);

@@ -103,6 +103,19 @@ terminal(const struct task *t)
 	    strcmp(t->status, "cancelled") == 0;
 }
 
+/* Tasks still running or waiting: each a call for max_inflight. */
+size_t
+tasks_unfinished(void)
+{
+	struct task *t;
+	size_t n = 0;
+
+	TAILQ_FOREACH(t, &tasks, entry)
+		if (!terminal(t))
+			n++;
+	return n;
+}
+
 /* The Task object of the schema. */
 static json_t *
 task_json(const struct task *t)

@@ -220,10 +220,12 @@ tools_call(const struct mcp_req *req)
 		json_decref(args);
 		return;
 	}
-	if (ncalls >= (size_t)mcpd.conf.mcpd.max_inflight) {
+	/* A task is a call for the bound, waiting or running. */
+	if (ncalls + tasks_unfinished() >=
+	    (size_t)mcpd.conf.mcpd.max_inflight) {
 		reply_failure(req->id, req->modern, NULL, "too many calls in "
-		    "flight (%ld); try again when one has finished",
-		    mcpd.conf.mcpd.max_inflight);
+		    "flight (%ld, tasks included); try again when one has "
+		    "finished", mcpd.conf.mcpd.max_inflight);
 		json_decref(args);
 		return;
 	}

@@ -563,7 +563,7 @@ def s_timeout(m):
 
 
 def s_inflight(m):
-    """max_inflight: 2 in the configuration."""
+    """max_inflight: 2 in the configuration; tasks count."""
     m.initialize()
     ids = [m.request("tools/call", {"name": "run_shell",
                                     "arguments": {"command": "sleep 1"}})
@@ -574,6 +574,21 @@ def s_inflight(m):
     for rid in ids[:2]:
         check(m.reply(rid)["result"]["isError"] is False, "first two")
     check(len(forwarded()) == 2, "the refused call was forwarded")
+    # A task is a call for the bound: a task and a call fill it.
+    r = task_call(m, "run_shell", {"command": "sleep 1"}, {})
+    tid = r["result"]["task"]["taskId"]
+    rid = m.request("tools/call", {"name": "run_shell",
+                                   "arguments": {"command": "sleep 1"}})
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "sleep 1"}})
+    check(r["result"]["isError"] is True and "too many" in text_of(r),
+          "a call beside a task and a call: %r" % r)
+    check(m.reply(rid)["result"]["isError"] is False, "the call")
+    check(m.call("tasks/result", {"taskId": tid})["result"]["isError"] is
+          False, "the task")
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "sleep 1"}})
+    check(r["result"]["isError"] is False, "a call once both ended: %r" % r)
     m.close()
 
 
