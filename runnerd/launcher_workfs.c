@@ -45,6 +45,11 @@ bundle_remove(const char *dir)
 {
 	char work[PATH_MAX];
 
+	/* Never the launcher's own /work. */
+	if (dir[0] == '\0') {
+		errno = EINVAL;
+		return -1;
+	}
 	if (pathf(work, sizeof(work), "%s/work", dir) == -1)
 		return -1;
 	/* EINVAL: not a mount point (a bundle that failed before it). */
