@@ -144,6 +144,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "pids", NUM(YF_INT, struct runnerd_conf, pids, 8, 65536) },
 	{ "cpu_percent", NUM(YF_INT, struct runnerd_conf, cpu_percent, 1, 100000) },
 	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
+	{ "work_max", NUM(YF_BYTES, struct runnerd_conf, work_max, 1 * MB, 1024 * GB) },
 	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
@@ -445,6 +446,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.pids = 64;
 	c->runnerd.cpu_percent = 100;
 	c->runnerd.tmp_size = 64 * MB;
+	c->runnerd.work_max = 1 * GB;
 	c->runnerd.output_max = 1 * MB;
 	c->runnerd.max_calls = 8;
 	c->runnerd.queue_max = 64;
@@ -689,14 +691,15 @@ config_print(const struct as_config *c)
 	printf("  backend: %s\n  runsc: \"%s\"\n  state_dir: \"%s\"\n",
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
-	    "  cpu_percent: %ld\n  tmp_size: %ld\n  output_max: %ld\n"
+	    "  cpu_percent: %ld\n  tmp_size: %ld\n  work_max: %ld\n"
+	    "  output_max: %ld\n"
 	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
 	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
 	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
 	    c->runnerd.rootfs,
 	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
-	    c->runnerd.output_max, c->runnerd.max_calls,
+	    c->runnerd.work_max, c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
 	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);

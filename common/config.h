@@ -43,6 +43,7 @@ struct runnerd_conf {
 	long		pids;		/* processes inside (RLIMIT_NPROC) */
 	long		cpu_percent;	/* 100: one CPU */
 	long		tmp_size;	/* bytes of /tmp */
+	long		work_max;	/* bytes of /work */
 	long		output_max;	/* bytes of stdout, and of stderr */
 	long		max_calls;	/* sandboxes at once */
 	long		queue_max;	/* calls waiting for one of them */

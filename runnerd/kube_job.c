@@ -79,7 +79,7 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 	    "seccompProfile", "type", "RuntimeDefault",
 	    "resources", "limits", "memory", quantity(r->memory, ""),
 	    "cpu", quantity(r->cpu_percent * 10, "m"),
-	    "ephemeral-storage", quantity(r->tmp_size, ""));
+	    "ephemeral-storage", quantity(r->tmp_size + r->work_max, ""));
 	return c;
 }
 
@@ -92,7 +92,7 @@ work_volume(const struct as_config *conf, int claim)
 {
 	if (!claim)
 		return json_pack("{s:s, s:{s:o}}", "name", "work", "emptyDir",
-		    "sizeLimit", quantity(conf->runnerd.tmp_size, ""));
+		    "sizeLimit", quantity(conf->runnerd.work_max, ""));
 	return json_pack("{s:s, s:{s:s}}", "name", "work",
 	    "persistentVolumeClaim", "claimName", conf->kubernetes.pvc);
 }

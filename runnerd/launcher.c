@@ -338,7 +338,7 @@ sbx_cleanup(struct sbx *s)
 		(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid,
 		    NULL);
 	cgroup_remove(s->cid);
-	if (rm_tree(s->dir) == -1) {
+	if (bundle_remove(s->dir) == -1) {
 		log_warn("sandbox %s: remove %s", s->cid, s->dir);
 		r = -1;
 	}

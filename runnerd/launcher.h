@@ -124,6 +124,10 @@ int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 int	 rm_tree(const char *);
+
+/* launcher_workfs.c: each sandbox's /work, a tmpfs of work_max bytes */
+int	 work_mount(const struct as_config *, const char *);
+int	 bundle_remove(const char *);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);

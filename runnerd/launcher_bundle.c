@@ -627,7 +627,10 @@ bundle_call(const char *dir, uint64_t *id)
 	return sscanf(line, "%" SCNx64, id) == 1 ? 0 : -1;
 }
 
-/* The bundle directory: config.json, work/ with the inputs, credential. */
+/*
+ * The bundle directory: config.json, work/ (its own tmpfs) with the
+ * inputs, credential.
+ */
 int
 bundle_create(const struct as_config *conf, const char *dir, const char *cid,
     const char *rootfs, json_t *req, int credfd)
@@ -639,8 +642,7 @@ bundle_create(const struct as_config *conf, const char *dir, const char *cid,
 	if (mkdir(dir, 0700) == -1 ||
 	    pathf(work, sizeof(work), "%s/work", dir) == -1 ||
 	    pathf(cfg, sizeof(cfg), "%s/config.json", dir) == -1 ||
-	    mkdir(work, 0700) == -1 ||
-	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1)
+	    mkdir(work, 0700) == -1 || work_mount(conf, work) == -1)
 		return -1;
 	if ((files = json_object_get(req, "files_in")) != NULL &&
 	    files_write(work, files) == -1)

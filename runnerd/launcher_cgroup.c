@@ -82,10 +82,14 @@ cg_mkdir(char *dir, size_t len, const char *controller, const char *cid)
 	return 0;
 }
 
+/*
+ * /work's tmpfs is charged here too (launcher_workfs.c): a full /work
+ * then ends in ENOSPC, not in this limit.
+ */
 long
 cgroup_memory_max(const struct as_config *conf)
 {
-	return conf->runnerd.memory + MEMORY_RUNTIME;
+	return conf->runnerd.memory + conf->runnerd.work_max + MEMORY_RUNTIME;
 }
 
 /*

@@ -85,7 +85,7 @@ runsc_cleanup(struct sess *s)
 {
 	(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid, NULL);
 	cgroup_remove(s->cid);
-	if (s->dir[0] != '\0' && rm_tree(s->dir) == -1)
+	if (s->dir[0] != '\0' && bundle_remove(s->dir) == -1)
 		log_warn("session %s: remove %s", s->cid, s->dir);
 }
 

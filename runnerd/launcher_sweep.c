@@ -1,8 +1,9 @@
 /*
  * runsc invocations that finish at once (kill, delete, list), and the
  * start-up sweep: a runnerd killed mid-call leaves a container, a
- * bundle with the call's workspace and credential, and a cgroup; the
- * next start removes them and reports each to the audit log.
+ * bundle with the call's workspace (a mount) and credential, and a
+ * cgroup; the next start removes them and reports each to the audit
+ * log.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -139,7 +140,7 @@ sweep(const struct as_config *conf)
 			cid = strrchr(g.gl_pathv[i], '/') + 1;
 			swept_add(conf, ids, cid);
 			cgroup_remove(cid);
-			if (rm_tree(g.gl_pathv[i]) == -1)
+			if (bundle_remove(g.gl_pathv[i]) == -1)
 				log_warn("sweep: %s", g.gl_pathv[i]);
 		}
 		globfree(&g);

@@ -140,8 +140,11 @@ ATF_TC_BODY(controls, tc)
 	    "as-0123456789abcdef");
 	expect_str(job, CTR "volumeMounts.0.mountPath", "/tmp");
 	expect_str(job, CTR "volumeMounts.1.mountPath", "/work");
-	ATF_CHECK(json_is_object(at(job, POD "volumes.0.emptyDir")));
-	ATF_CHECK(json_is_object(at(job, POD "volumes.1.emptyDir")));
+	/* Sized as under runsc: tmp_size (64M) and work_max (1G). */
+	expect_str(job, POD "volumes.0.emptyDir.sizeLimit", "67108864");
+	expect_str(job, POD "volumes.1.emptyDir.sizeLimit", "1073741824");
+	expect_str(job, CTR "resources.limits.ephemeral-storage",
+	    "1140850688");
 	ATF_CHECK(at(job, POD "hostNetwork") == NULL);
 	json_decref(job);
 }

@@ -271,11 +271,11 @@ def check_limits(sock):
     ok(c.call("write_file", path="before.txt", session_id=sid,
               content=base64.b64encode(b"written before").decode()),
        "write")
-    # gVisor is told the sandbox's bound (memory 256M + 128M), not the
-    # host's memory.
+    # gVisor is told the sandbox's bound (memory 256M, work_max 64M for
+    # its /work, and 128M), not the host's memory.
     r = ok(c.call("run_shell", command="head -1 /proc/meminfo",
                   session_id=sid), "meminfo")
-    expect(out(r).split()[1:] == [str(384 * 1024), "kB"], "MemTotal", r)
+    expect(out(r).split()[1:] == [str(448 * 1024), "kB"], "MemTotal", r)
     limited(c.call("run_shell", command=SH_FORKS, session_id=sid),
             "pids_limit", "a shell fork loop")
     r = c.call("run_python", code=PY_FORKS, session_id=sid)

@@ -66,7 +66,7 @@ ss_run()
 		ss_start "  tmp_size: 8M" ;;
 	limits)
 		# About 30 forks at tens of milliseconds each.
-		SS_TIMEOUT=30s ss_start ;;
+		SS_TIMEOUT=30s ss_start "  work_max: 64M" ;;
 	*)
 		ss_start ;;
 	esac
