@@ -50,6 +50,7 @@ static size_t			 nadmitted;	/* past the wait: DECIDING on */
 struct line {
 	TAILQ_ENTRY(line)	 entry;
 	uint32_t		 conn;
+	uid_t			 uid;		/* the client's, SO_PEERCRED */
 	TAILQ_HEAD(calls_head, call) calls;	/* oldest first */
 	size_t			 n;
 };
@@ -795,6 +796,42 @@ queue_share(const struct line *mine, struct line **most)
 }
 
 /*
+ * Whether uid holds its share of the queue, queue_max / (users waiting),
+ * however many clients it waits with; why says so.  With one user
+ * waiting the clients' shares alone apply.
+ */
+static int
+user_share_full(uid_t uid, char *why, size_t whylen)
+{
+	struct line *l, *m;
+	size_t users = 1, mine = 0, share;
+
+	TAILQ_FOREACH(l, &ring, entry) {
+		if (l->uid == uid) {
+			mine += l->n;
+			continue;
+		}
+		/* Each other user once: at its first line in the ring. */
+		for (m = TAILQ_FIRST(&ring); m != l && m->uid != l->uid;
+		    m = TAILQ_NEXT(m, entry))
+			;
+		if (m == l)
+			users++;
+	}
+	if (users == 1)
+		return 0;
+	share = (size_t)runnerd_conf.runnerd.queue_max / users;
+	if (mine < (share > 0 ? share : 1))
+		return 0;
+	snprintf(why, whylen, "too many calls of this user (uid %u) waiting: "
+	    "%zu, its share of the %ld places (runnerd.queue_max) among the "
+	    "%zu users waiting, whatever its number of clients; try again "
+	    "later", (unsigned)uid, mine, runnerd_conf.runnerd.queue_max,
+	    users);
+	return 1;
+}
+
+/*
  * Puts a call at the end of its client's line; -1 with why if there is
  * no room.  A client within its share that finds the queue full takes
  * the place of the newest call of the client past its share.
@@ -815,6 +852,8 @@ wait_for_sandbox(struct call *k, char *why, size_t whylen)
 		    runnerd_conf.runnerd.queue_max);
 		return -1;
 	}
+	if (user_share_full(k->uid, why, whylen))
+		return -1;
 	if ((long)nwaiting >= runnerd_conf.runnerd.queue_max) {
 		if (most == NULL || most->n <= share) {
 			snprintf(why, whylen, "too many calls: %ld running "
@@ -835,6 +874,7 @@ wait_for_sandbox(struct call *k, char *why, size_t whylen)
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			fatal("line");
 		l->conn = k->conn;
+		l->uid = k->uid;
 		TAILQ_INIT(&l->calls);
 		TAILQ_INSERT_TAIL(&ring, l, entry);
 	}

@@ -178,6 +178,32 @@ def check_share(sock):
         ok(r)
 
 
+# queue_max 6: a user's share is 6 / (users waiting), however many
+# clients it has.  Three clients of root wait a call each, and one of
+# uid 65534: root holds its share (3), so a fourth client of root is
+# refused, though its client share and the queue have room.
+def check_user_share(sock):
+    blk = Blocker(sock)
+    roots = [Client(sock, "r%d" % i) for i in range(4)]
+    mine = [echo(c, "r%d" % i) for i, c in enumerate(roots[:3])]
+    other = Client(sock, "nobody", uid=65534)
+    theirs = echo(other, "nobody")
+    recorded(mine + [theirs])
+    over = echo(roots[3], "r3")
+    # Refused at once; a call let in would wait for the blocker.
+    for _ in range(100):
+        if "tool.failed" in trail(over):
+            break
+        time.sleep(0.05)
+    expect("tool.failed" in trail(over), "a fourth client of root's call "
+           "was let in", trail(over))
+    refused(roots[3].result(over), "this user (uid 0)")
+    one_end(over, "tool.failed", "users waiting")
+    blk.release()
+    for c, reqid in zip(roots[:3] + [other], mine + [theirs]):
+        ok(c.result(reqid))
+
+
 # queue_wait 1s: a call that waited that long is refused, one end.
 def check_wait(sock):
     b = Blocker(sock)

@@ -29,7 +29,7 @@ rq_setup()
 rq_run()
 {
 	rq_setup
-	RD_EXTRA="  max_calls: 1
+	RD_PEERS="$(id -u), 65534" RD_EXTRA="  max_calls: 1
   timeout: 10m
 $2" rd_start || atf_fail "runnerd did not start: $(cat runnerd.log)"
 	python3 "$RD_LIB/queue_check.py" "$1" run/runner.sock 2>err ||
@@ -48,13 +48,16 @@ rq_case turns "clients take turns: one call of another client overtakes a flood"
 rq_case share "clients share the queue: a flood gives up places to a later client, and a client past its share is refused" \
     "  queue_max: 4
   queue_wait: 10m"
+rq_case user_share "users share the queue: many clients of one uid cannot take the places of another" \
+    "  queue_max: 6
+  queue_wait: 10m"
 rq_case wait "a call that waited queue_wait is refused" "  queue_wait: 1s"
 rq_case leave "a cancelled call and the call of a client gone leave the queue" \
     "  queue_wait: 10m"
 
 atf_init_test_cases()
 {
-	for t in all_served full turns share wait leave; do
+	for t in all_served full turns share user_share wait leave; do
 		atf_add_test_case "$t"
 	done
 }
