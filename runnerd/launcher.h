@@ -143,6 +143,8 @@ int	 tfpool_claim(const struct as_config *, const char *, const json_t *,
 int	 tfinit_key(const json_t *, const char *, size_t,
 	    char [SHA256_HEX_LEN + 1]);
 int	 tfinit_dir(const struct as_config *, char *, size_t);
+#define TFINIT_ROOT	0x1	/* .terraform root's: an apply's plan dir */
+#define TFINIT_LOCK	0x2	/* and the lock file beside: the render's */
 json_t	*tfinit_seed(const struct as_config *, const char *, int,
 	    const json_t *);
 void	 tfinit_build(const struct as_config *, const json_t *,

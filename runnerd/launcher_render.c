@@ -65,16 +65,27 @@
  *
  * A saved plan holds the configuration and the lock file it was made
  * with, so the render shows it from an empty directory and never reads
- * the module: with the .terraform of the init cache when the launcher
- * gave one (launcher_tfinit.c), else, when the plan needs providers,
- * from an init on the plan's lock file alone, as the cache's builder
- * makes one.
+ * the module: with the .terraform of the init cache and the lock file
+ * it was keyed by when the launcher gave them (launcher_tfinit.c), else
+ * (or when that fails: the plan's init added to the lock) from an init
+ * on the plan's own lock file alone, as the cache's builder makes one.
  */
 static const char render_script[] =
     "read -r go && [ \"$go\" = go ] || exit 0; exec </dev/null; "
     "export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1 "
     "GOGC=off GOMEMLIMIT=256MiB GOMAXPROCS=1; "
     "mkdir /tmp/show && cd /tmp/show || exit 3; "
+    "json() { terraform show -json /work/plan.tfplan >/work/plan.json "
+    "2>/tmp/json.err; }; "
+    "text() { terraform show -no-color /work/plan.tfplan >/work/plan.txt "
+    "2>/tmp/text.err; }; "
+    "show() { if [ -s .terraform.lock.hcl ]; then json && text; else "
+    "json & text; t=$?; wait $! && [ $t -eq 0 ]; fi; }; "
+    "if [ -d /work/.terraform ]; then "
+    "[ ! -f /work/.terraform.lock.hcl ] || "
+    "cp /work/.terraform.lock.hcl . || exit 3; "
+    "(export TF_DATA_DIR=/work/.terraform; show) && exit 0; fi; "
+    "rm -f .terraform.lock.hcl; "
     "python3 -c 'import sys, zipfile\n"
     "z = zipfile.ZipFile(\"/work/plan.tfplan\")\n"
     "e = [i for i in z.infolist() if i.filename == \".terraform.lock.hcl\"]\n"
@@ -83,14 +94,6 @@ static const char render_script[] =
     "sys.stdout.buffer.write(z.read(e[0]) if e else b\"\")' "
     ">.terraform.lock.hcl 2>/tmp/lock.err || { head -c " RENDER_WHY_MAX
     " /tmp/lock.err >&2; exit 3; }; "
-    "json() { terraform show -json /work/plan.tfplan >/work/plan.json "
-    "2>/tmp/json.err; }; "
-    "text() { terraform show -no-color /work/plan.tfplan >/work/plan.txt "
-    "2>/tmp/text.err; }; "
-    "show() { if [ -s .terraform.lock.hcl ]; then json && text; else "
-    "json & text; t=$?; wait $! && [ $t -eq 0 ]; fi; }; "
-    "[ -d /work/.terraform ] && (export TF_DATA_DIR=/work/.terraform; "
-    "show) && exit 0; "
     "if [ -s .terraform.lock.hcl ]; then " TF_LOCK_PROVIDERS " || { echo "
     "'the lock file of the saved plan is not as terraform writes it' >&2; "
     "exit 3; }; " TF_LOCK_INIT " >/tmp/init.log 2>&1 || { head -c "

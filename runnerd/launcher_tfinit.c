@@ -40,6 +40,7 @@
 
 #include "cjson.h"
 #include "event.h"
+#include "io.h"
 #include "launcher.h"
 #include "log.h"
 #include "sandbox.h"
@@ -258,6 +259,23 @@ open_dir_at(int at, const char *path)
 	    O_CLOEXEC);
 }
 
+/* dir/.terraform.lock.hcl, the sandbox user's to read. */
+static int
+lock_write(const char *dir, const char *lock, size_t len)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	if (pathf(path, sizeof(path), "%s/.terraform.lock.hcl", dir) == -1 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0444)) == -1)
+		return -1;
+	r = write_full(fd, lock, len);
+	if (close(fd) == -1)
+		r = -1;
+	return r;
+}
+
 /* The snapshot's lock file, NUL-terminated in *lock, or none (NULL). */
 static int
 lock_read(const char *state, const char *snapshot, char **lock, size_t *len)
@@ -297,15 +315,17 @@ lock_read(const char *state, const char *snapshot, char **lock, size_t *len)
  * true}; or, with no entry yet, {"key", "lock": the lock file or null}
  * for the launcher to build it; NULL when the lock file cannot key
  * one (too large, not text), and init runs as before.  dir is the
- * workspace, the sandbox user's, or with root an apply's plan
- * directory, which the sandbox sees read-only.
+ * workspace, the sandbox user's, or with TFINIT_ROOT an apply's plan
+ * directory, which the sandbox sees read-only; with TFINIT_LOCK the
+ * lock file the entry was keyed by goes beside it (the render's, which
+ * gets nothing else of the module).
  */
 json_t *
-tfinit_seed(const struct as_config *c, const char *dir, int root,
+tfinit_seed(const struct as_config *c, const char *dir, int flags,
     const json_t *req)
 {
-	uid_t uid = root ? 0 : SANDBOX_UID;
-	gid_t gid = root ? 0 : SANDBOX_GID;
+	uid_t uid = flags & TFINIT_ROOT ? 0 : SANDBOX_UID;
+	gid_t gid = flags & TFINIT_ROOT ? 0 : SANDBOX_GID;
 	const char *state, *snapshot;
 	char key[SHA256_HEX_LEN + 1], path[PATH_MAX], *lock;
 	json_t *r = NULL;
@@ -328,15 +348,17 @@ tfinit_seed(const struct as_config *c, const char *dir, int root,
 		free(lock);
 		return r;
 	}
-	free(lock);
 	if ((wfd = open_dir_at(AT_FDCWD, dir)) != -1 &&
 	    mkdirat(wfd, ".terraform", 0755) == 0 &&
 	    fchownat(wfd, ".terraform", uid, gid, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (dst = open_dir_at(wfd, ".terraform")) != -1) {
-		if (tree_copy_init(src, dst, uid, gid, 0) == 0)
+		if (tree_copy_init(src, dst, uid, gid, 0) == 0 &&
+		    (!(flags & TFINIT_LOCK) || lock == NULL ||
+		    lock_write(dir, lock, len) == 0))
 			r = json_pack("{s:s, s:b}", "key", key, "cached", 1);
 		close(dst);
 	}
+	free(lock);
 	/* Half a copy: init runs as if there were none. */
 	if (r == NULL && wfd != -1 && pathf(path, sizeof(path),
 	    "%s/.terraform", dir) == 0)

@@ -589,7 +589,8 @@ seed_child(void *arg)
 	    "module_provisioners"), "init",
 	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
 	    tfinit_seed(j->c, j->plandir != NULL ? j->plandir : j->work,
-	    j->plandir != NULL, j->req) : NULL);
+	    j->plandir != NULL ? TFINIT_ROOT : j->render ? TFINIT_LOCK : 0,
+	    j->req) : NULL);
 }
 
 /*
