@@ -14,6 +14,7 @@
 #define SHA256_HEX_LEN	64
 
 json_t	*cjson_parse(const void *, size_t, char *, size_t);
+json_t	*cjson_parse_nul(const void *, size_t, char *, size_t);
 char	*cjson_dump(const json_t *);
 void	 sha256_preload(void);
 void	 sha256_hex(const void *, size_t, char [SHA256_HEX_LEN + 1]);
