@@ -206,7 +206,7 @@ const struct runner_tool *runner_tool(const char *);
 int	runner_tools_check(const struct runner_tool *, char *, size_t);
 
 /* run_limits.c: the limits a run_python or run_shell ran into */
-const char *run_limits(json_t *, const char *, int, int);
+const char *run_limits(json_t *, const json_t *, int, int);
 
 /* tool_shell.c: run_shell without a session */
 json_t	*shell_argv(const json_t *);

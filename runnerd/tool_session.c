@@ -67,8 +67,7 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	lost = json_is_true(json_object_get(reply, "state_lost"));
 	if (json_object_get(reply, "state_lost") != NULL)
 		json_object_set_new(sc, "state_lost", json_boolean(lost));
-	limit = run_limits(sc, json_string_value(json_object_get(sc,
-	    "stderr")), code != 0, 0);
+	limit = run_limits(sc, json_object_get(sc, "stderr"), code != 0, 0);
 	if (json_is_true(json_object_get(sc, "timed_out")))
 		snprintf(note, sizeof(note), "killed: the call ran past its "
 		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,

@@ -40,8 +40,8 @@ shell_result(struct call *k, json_t *r)
 	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
 	    strcmp(status, "deadline") == 0));
 	json_object_del(sc, "files");
-	note = run_limits(sc, json_string_value(json_object_get(r, "stderr")),
-	    is_error, status != NULL && strcmp(status, "memory_limit") == 0);
+	note = run_limits(sc, json_object_get(r, "stderr"), is_error,
+	    status != NULL && strcmp(status, "memory_limit") == 0);
 	/* An allocation that failed inside ended it as the cgroup would. */
 	if (status != NULL && strcmp(status, "exited") == 0 &&
 	    json_is_true(json_object_get(sc, "memory_limit")))

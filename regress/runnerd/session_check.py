@@ -251,6 +251,10 @@ def check_nul(sock):
               content=base64.b64encode(blob).decode()), "write NULs")
     r = ok(c.call("read_file", path="nul.bin", session_id=sid), "read NULs")
     expect(base64.b64decode(sc(r)["content"]) == blob, "read_file", r)
+    # What a limit prints is found after a NUL too.
+    r = c.call("run_shell", command="printf 'x\\0' >&2; "
+               "echo MemoryError >&2; exit 1", session_id=sid)
+    expect(sc(r).get("memory_limit") is True, "MemoryError after a NUL", r)
     r = ok(c.call("run_python", code="kept", session_id=sid), "kept again")
     expect(out(r) == "'still here'\n", "the session lives on", r)
     res = [e["fields"] for e in events() if e["event"] == "tool.result" and
