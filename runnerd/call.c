@@ -79,9 +79,9 @@ call_find(uint64_t id)
  * A result travels in one frame, and JSON escapes can make output six
  * times its size.  A result whose encoding would not fit, with room
  * for mcpd's envelope, first loses the copies of the output in its
- * structuredContent (the content text keeps them), then becomes a
- * short error in place.  The encoding, and in *delivered which of
- * the three went out, for the audit record.
+ * structuredContent, base64 ones too (the content text keeps the
+ * output), then becomes a short error in place.  The encoding, and in
+ * *delivered which of the three went out, for the audit record.
  */
 #define RESULT_MAX	(MSG_MAX_PAYLOAD - 64 * 1024)
 
@@ -102,6 +102,8 @@ result_encode(json_t *res, const char **delivered)
 		*delivered = "truncated";
 		json_object_del(sc, "stdout");
 		json_object_del(sc, "stderr");
+		json_object_del(sc, "stdout_base64");
+		json_object_del(sc, "stderr_base64");
 		json_object_set_new(sc, "truncated", json_true());
 		if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
 		    strlen(text) <= RESULT_MAX)
