@@ -5,6 +5,10 @@
  * JSON escapes it (\u0000); a byte that is not part of valid UTF-8
  * (RFC 3629) stands as U+FFFD there, and then NAME_base64 holds the
  * stream's exact bytes as well.  Valid UTF-8 has no base64 copy.
+ *
+ * A file a call collects (a plan's text and JSON, files_out) is text
+ * that C code reads up to a NUL, and what a person approves must not
+ * end early: there a NUL stands as U+FFFD too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +52,21 @@ utf8_len(const unsigned char *p, size_t left)
 	return n;
 }
 
-/* How many bytes of buf are not part of valid UTF-8. */
+/* The same, with a NUL refused unless nul. */
 static size_t
-utf8_invalid(const unsigned char *buf, size_t len)
+char_len(const unsigned char *p, size_t left, int nul)
+{
+	return p[0] == '\0' && !nul ? 0 : utf8_len(p, left);
+}
+
+/* How many bytes of buf are not part of valid UTF-8 (or NULs, unless nul). */
+static size_t
+utf8_invalid(const unsigned char *buf, size_t len, int nul)
 {
 	size_t i, n, bad = 0;
 
 	for (i = 0; i < len; i += n)
-		if ((n = utf8_len(buf + i, len - i)) == 0) {
+		if ((n = char_len(buf + i, len - i, nul)) == 0) {
 			bad++;
 			n = 1;
 		}
@@ -64,7 +75,7 @@ utf8_invalid(const unsigned char *buf, size_t len)
 
 /* buf as a JSON string, its bad invalid bytes each as U+FFFD. */
 static json_t *
-text_of(const char *buf, size_t len, size_t bad)
+text_of(const char *buf, size_t len, size_t bad, int nul)
 {
 	const unsigned char *p = (const unsigned char *)buf;
 	size_t i, n, o = 0;
@@ -76,7 +87,7 @@ text_of(const char *buf, size_t len, size_t bad)
 	if ((copy = malloc(len + bad * 2)) == NULL)
 		return NULL;
 	for (i = 0; i < len; i += n)
-		if ((n = utf8_len(p + i, len - i)) == 0) {
+		if ((n = char_len(p + i, len - i, nul)) == 0) {
 			memcpy(copy + o, REPLACEMENT, 3);
 			o += 3;
 			n = 1;
@@ -89,12 +100,12 @@ text_of(const char *buf, size_t len, size_t bad)
 	return j;
 }
 
-/* Output as a JSON string: NULs kept, invalid bytes as U+FFFD. */
+/* A collected file as a JSON string: NULs and invalid bytes as U+FFFD. */
 json_t *
 text_json(const char *buf, size_t len)
 {
 	return text_of(buf, len, utf8_invalid((const unsigned char *)buf,
-	    len));
+	    len, 0), 0);
 }
 
 /*
@@ -105,12 +116,12 @@ text_json(const char *buf, size_t len)
 int
 output_set(json_t *r, const char *key, const char *buf, size_t len)
 {
-	size_t bad = utf8_invalid((const unsigned char *)buf, len);
+	size_t bad = utf8_invalid((const unsigned char *)buf, len, 1);
 	char name[64], *b64;
 	int rv;
 
 	snprintf(name, sizeof(name), "%s_base64", key);
-	if (json_object_set_new(r, key, text_of(buf, len, bad)) == -1)
+	if (json_object_set_new(r, key, text_of(buf, len, bad, 1)) == -1)
 		return -1;
 	if (bad == 0) {
 		json_object_del(r, name);

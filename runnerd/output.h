@@ -1,6 +1,7 @@
 /*
  * A program's output in a result (output.c): UTF-8 text, NULs kept,
- * and the exact bytes as base64 when they are not UTF-8.
+ * and the exact bytes as base64 when they are not UTF-8; a collected
+ * file as text alone, a NUL in it a U+FFFD.
  */
 #ifndef AS_OUTPUT_H
 #define AS_OUTPUT_H
