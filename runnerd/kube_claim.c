@@ -209,7 +209,7 @@ keeper_main(const struct as_config *c, int fd)
 	sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
 	channel_init(&ch, fd);
 	while (channel_recv_sync(&ch, &m, -1) == 0) {
-		/* A result's output and files may hold NULs. */
+		/* A call's result, sent here, may hold NULs in its output. */
 		msg = cjson_parse_nul(m.data, m.len, NULL, 0);
 		if (m.fd != -1)
 			close_received(m.fd);

@@ -75,9 +75,8 @@ confined_run(const struct as_config *c, const struct sandbox_paths *paths,
 		    JSON_COMPACT) == -1);
 	}
 	close(p[1]);
-	/* Collected files are text that may hold NULs (output.c). */
-	reply = json_load_callback(reply_read, &p[0], JSON_DISABLE_EOF_CHECK |
-	    JSON_ALLOW_NUL, NULL);
+	reply = json_load_callback(reply_read, &p[0], JSON_DISABLE_EOF_CHECK,
+	    NULL);
 	close(p[0]);
 	if (json_is_object(reply))
 		return reply;
