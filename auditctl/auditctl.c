@@ -77,7 +77,8 @@ stream(struct ctx *x, uint32_t type, json_t *req, int forever,
 			    msg_type_name(m.hdr.type));
 			return -1;
 		}
-		if ((j = cjson_parse(m.data, m.len, err, sizeof(err))) == NULL) {
+		if ((j = cjson_parse_nul(m.data, m.len, err, sizeof(err))) ==
+		    NULL) {
 			log_warnx("bad record from auditd: %s", err);
 			return -1;
 		}

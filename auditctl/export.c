@@ -151,8 +151,8 @@ export_files(char **files, size_t n, int ocsf, time_t since, const char *rid,
 		while ((len = getline(&line, &cap, f)) > 0) {
 			if (line[len - 1] == '\n')
 				line[--len] = '\0';
-			if ((rec = cjson_parse(line, (size_t)len, NULL, 0)) ==
-			    NULL || !json_is_integer(json_object_get(rec,
+			if ((rec = cjson_parse_nul(line, (size_t)len, NULL,
+			    0)) == NULL || !json_is_integer(json_object_get(rec,
 			    "seq"))) {
 				json_decref(rec);
 				(*skipped)++;

@@ -87,7 +87,7 @@ line_read(struct line *l, const char *s, size_t len)
 
 	memset(l, 0, sizeof(*l));
 	sha256_hex(s, len, l->digest);
-	if ((j = cjson_parse(s, len, NULL, 0)) == NULL) {
+	if ((j = cjson_parse_nul(s, len, NULL, 0)) == NULL) {
 		l->state = L_NOTJSON;
 		return;
 	}

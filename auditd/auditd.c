@@ -17,10 +17,11 @@ static struct peer_acl	 audit_acl;
 
 /*
  * Writers (the daemons) and readers (auditctl) share audit.sock; the
- * listener admits either, each rule then names the role it is for.
+ * listener admits either, each rule then names the role it is for.  An
+ * event's strings may hold NUL: a program's output, recorded as it was.
  */
 static const struct msg_rule audit_rules[] = {
-	{ MSG_AUDIT_EVENT, PAYLOAD_JSON, 0, 0, &auditd_conf.auditd.peers,
+	{ MSG_AUDIT_EVENT, PAYLOAD_JSON_NUL, 0, 0, &auditd_conf.auditd.peers,
 	    writer_event },
 	{ MSG_AUDIT_TAIL, PAYLOAD_JSON_OPT, 0, 0, &auditd_conf.auditd.readers,
 	    control_tail },

@@ -205,7 +205,7 @@ find_cb(const char *line, size_t len, void *arg)
 	struct find *f = arg;
 	json_t *j, *s;
 
-	if ((j = cjson_parse(line, len, NULL, 0)) == NULL)
+	if ((j = cjson_parse_nul(line, len, NULL, 0)) == NULL)
 		return 1;
 	s = json_object_get(j, "seq");
 	if (json_is_integer(s) && (uint64_t)json_integer_value(s) == f->seq) {
@@ -286,7 +286,7 @@ origin_cb(const char *line, size_t len, void *arg)
 	json_t *j;
 
 	if (memmem(line, len, "\"origin\":", 9) == NULL ||
-	    (j = cjson_parse(line, len, NULL, 0)) == NULL)
+	    (j = cjson_parse_nul(line, len, NULL, 0)) == NULL)
 		return 0;
 	if ((o = ckpt_record_origin(j)) != NULL && ckpt_origin_ok(o))
 		strlcpy(l->origin, o, sizeof(l->origin));

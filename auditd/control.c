@@ -88,7 +88,7 @@ show_line(const char *line, size_t len, void *arg)
 
 	if (memmem(line, len, s->needle, strlen(s->needle)) == NULL)
 		return 0;
-	if ((j = cjson_parse(line, len, NULL, 0)) == NULL)
+	if ((j = cjson_parse_nul(line, len, NULL, 0)) == NULL)
 		return 0;
 	if (json_is_string(json_object_get(j, "request_id")) &&
 	    strcmp(json_string_value(json_object_get(j, "request_id")),

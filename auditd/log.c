@@ -163,7 +163,7 @@ line_record(const char *line, size_t len, uint64_t *seq)
 	json_t *j, *s, *p;
 	int ok;
 
-	if ((j = cjson_parse(line, len, NULL, 0)) == NULL)
+	if ((j = cjson_parse_nul(line, len, NULL, 0)) == NULL)
 		return 0;
 	s = json_object_get(j, "seq");
 	p = json_object_get(j, "prev");

@@ -114,7 +114,7 @@ load_line(const char *line, size_t len, void *arg)
 
 	(void)arg;
 	if (memmem(line, len, "\"writer\":", 9) == NULL ||
-	    (j = cjson_parse(line, len, NULL, 0)) == NULL)
+	    (j = cjson_parse_nul(line, len, NULL, 0)) == NULL)
 		return 0;
 	if ((w = seen_writer(j, &wseq)) != NULL)
 		seen_written(w, wseq, (uint64_t)json_integer_value(

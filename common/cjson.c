@@ -33,14 +33,14 @@ depth_ok(const json_t *j, int depth)
 	return 1;
 }
 
-/* Strict parse of untrusted bytes: one value, no duplicates, no NULs. */
-json_t *
-cjson_parse(const void *buf, size_t len, char *err, size_t errlen)
+static json_t *
+parse(const void *buf, size_t len, size_t flags, char *err, size_t errlen)
 {
 	json_error_t je;
 	json_t *j;
 
-	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY |
+	    flags, &je);
 	if (j == NULL) {
 		if (err != NULL)
 			snprintf(err, errlen, "%s (at byte %d)", je.text,
@@ -55,6 +55,24 @@ cjson_parse(const void *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	return j;
+}
+
+/* Strict parse of untrusted bytes: one value, no duplicates, no NULs. */
+json_t *
+cjson_parse(const void *buf, size_t len, char *err, size_t errlen)
+{
+	return parse(buf, len, 0, err, errlen);
+}
+
+/*
+ * The same, but a string may hold \u0000: for the suite's own channels
+ * and the audit log, whose strings carry a program's output as it was.
+ * Their readers take a string's length from jansson, never strlen.
+ */
+json_t *
+cjson_parse_nul(const void *buf, size_t len, char *err, size_t errlen)
+{
+	return parse(buf, len, JSON_ALLOW_NUL, err, errlen);
 }
 
 char *
@@ -148,6 +166,42 @@ sha256_hex_ok(const char *s)
 	return 1;
 }
 
+/* buf as padded base64 text, NUL-terminated; NULL when out of memory. */
+char *
+base64_encode(const void *buf, size_t len)
+{
+	char *b64;
+
+	if (len > INT_MAX / 4 * 3 || (b64 = malloc(len / 3 * 4 + 5)) == NULL)
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)b64, buf, (int)len);
+	return b64;
+}
+
+/*
+ * The bytes of padded base64 text, *outlen of them; NULL when it is not
+ * base64 or out of memory.
+ */
+unsigned char *
+base64_decode(const char *text, size_t len, size_t *outlen)
+{
+	unsigned char *bytes;
+	int n;
+
+	if (len % 4 != 0 || len >= INT_MAX ||
+	    (bytes = malloc(len / 4 * 3 + 1)) == NULL)
+		return NULL;
+	if ((n = EVP_DecodeBlock(bytes, (const unsigned char *)text,
+	    (int)len)) < 0) {
+		free(bytes);
+		return NULL;
+	}
+	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	*outlen = (size_t)n - ((len > 0 && text[len - 1] == '=') +
+	    (len > 1 && text[len - 2] == '='));
+	return bytes;
+}
+
 /*
  * What a record keeps of content: its size and SHA-256, never the
  * bytes.  Base64 (file content) is measured as the bytes it decodes to,
@@ -158,23 +212,14 @@ content_summary(const char *text, size_t len, int base64)
 {
 	char hex[SHA256_HEX_LEN + 1];
 	unsigned char *bytes = NULL;
+	size_t n = len;
 	json_t *j;
-	int n = -1;
 
-	if (base64 && len % 4 == 0 && len < INT_MAX &&
-	    (bytes = malloc(len / 4 * 3 + 1)) != NULL &&
-	    (n = EVP_DecodeBlock(bytes, (const unsigned char *)text,
-	    (int)len)) >= 0) {
-		/* EVP_DecodeBlock counts the padding as zero bytes. */
-		n -= (len > 0 && text[len - 1] == '=') +
-		    (len > 1 && text[len - 2] == '=');
-		sha256_hex(bytes, (size_t)n, hex);
-	} else {
-		n = -1;
+	if (base64 && (bytes = base64_decode(text, len, &n)) != NULL)
+		sha256_hex(bytes, n, hex);
+	else
 		sha256_hex(text, len, hex);
-	}
-	j = json_pack("{s:I, s:s}", "bytes", n >= 0 ? (json_int_t)n :
-	    (json_int_t)len, "sha256", hex);
+	j = json_pack("{s:I, s:s}", "bytes", (json_int_t)n, "sha256", hex);
 	free(bytes);
 	return j;
 }

@@ -14,6 +14,7 @@
 #define SHA256_HEX_LEN	64
 
 json_t	*cjson_parse(const void *, size_t, char *, size_t);
+json_t	*cjson_parse_nul(const void *, size_t, char *, size_t);
 char	*cjson_dump(const json_t *);
 void	 sha256_preload(void);
 void	 sha256_hex(const void *, size_t, char [SHA256_HEX_LEN + 1]);
@@ -21,5 +22,7 @@ int	 cjson_digest(const json_t *, char [SHA256_HEX_LEN + 1]);
 int	 sha256_file_hex(int, char [SHA256_HEX_LEN + 1]);
 int	 sha256_hex_ok(const char *);
 json_t	*content_summary(const char *, size_t, int);
+char	*base64_encode(const void *, size_t);
+unsigned char *base64_decode(const char *, size_t, size_t *);
 
 #endif

@@ -239,7 +239,9 @@ payload_get(const struct msg_rule *r, const struct msg *m, json_t **j,
 			return 0;
 		/* FALLTHROUGH */
 	case PAYLOAD_JSON:
-		if ((*j = cjson_parse(m->data, m->len, why, whylen)) == NULL)
+	case PAYLOAD_JSON_NUL:
+		if ((*j = (r->payload == PAYLOAD_JSON_NUL ? cjson_parse_nul :
+		    cjson_parse)(m->data, m->len, why, whylen)) == NULL)
 			return -1;
 		if (json_is_object(*j))
 			return 0;

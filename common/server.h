@@ -26,6 +26,7 @@ enum msg_payload {
 	PAYLOAD_JSON,		/* a JSON object */
 	PAYLOAD_JSON_OPT,	/* a JSON object, or empty (handler gets NULL) */
 	PAYLOAD_FIXED,		/* exactly size bytes */
+	PAYLOAD_JSON_NUL,	/* a JSON object whose strings may hold NUL */
 };
 
 struct msg_rule {

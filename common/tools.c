@@ -41,10 +41,17 @@
 	"'status':{'type':'string'},'reason':{'type':'string'}}," \
 	"'required':['request_id'],'anyOf':[{'required':" required "}," \
 	"{'required':['status','reason']}]}"
+/* A stream that is not UTF-8: its text has U+FFFD for each bad byte. */
+#define BYTES(stream) \
+	"'" stream "_base64':{'type':'string','contentEncoding':'base64'," \
+	"'description':'the exact bytes of " stream ", when they are not " \
+	"UTF-8'}"
 #define RUN_OUTPUT OUTPUT( \
 	"'session_id':{'type':'string'}," \
 	"'exit_code':{'type':'integer'},'stdout':{'type':'string'}," \
-	"'stderr':{'type':'string'},'truncated':{'type':'boolean'}," \
+	"'stderr':{'type':'string'}," \
+	BYTES("stdout") "," BYTES("stderr") "," \
+	"'truncated':{'type':'boolean'}," \
 	"'timed_out':{'type':'boolean'},'state_lost':{'type':'boolean'}," \
 	"'memory_limit':{'type':'boolean'},'pids_limit':{'type':'boolean'}", \
 	"['session_id','exit_code']")

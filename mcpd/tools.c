@@ -293,7 +293,9 @@ parse_peer_json(const void *data, size_t len, const char *what,
 	json_error_t je;
 	json_t *j;
 
-	j = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	/* A result's output may hold NULs; the client gets them escaped. */
+	j = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &je);
 	if (!json_is_object(j)) {
 		log_warnx("%s: malformed %s from runnerd: %s", rid, what,
 		    j == NULL ? je.text : "not an object");

@@ -81,9 +81,9 @@ call_find(uint64_t id)
  * A result travels in one frame, and JSON escapes can make output six
  * times its size.  A result whose encoding would not fit, with room
  * for mcpd's envelope, first loses the copies of the output in its
- * structuredContent (the content text keeps them), then becomes a
- * short error in place.  The encoding, and in *delivered which of
- * the three went out, for the audit record.
+ * structuredContent, base64 ones too (the content text keeps the
+ * output), then becomes a short error in place.  The encoding, and in
+ * *delivered which of the three went out, for the audit record.
  */
 #define RESULT_MAX	(MSG_MAX_PAYLOAD - 64 * 1024)
 
@@ -104,6 +104,8 @@ result_encode(json_t *res, const char **delivered)
 		*delivered = "truncated";
 		json_object_del(sc, "stdout");
 		json_object_del(sc, "stderr");
+		json_object_del(sc, "stdout_base64");
+		json_object_del(sc, "stderr_base64");
 		json_object_set_new(sc, "truncated", json_true());
 		if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
 		    strlen(text) <= RESULT_MAX)
@@ -140,9 +142,16 @@ send_text(const struct call *k, const char *text)
 json_t *
 text_result(int is_error, const char *text, json_t *structured)
 {
+	return text_result_json(is_error, json_string(text), structured);
+}
+
+/* The same with the text a JSON string, which it takes (NULs kept). */
+json_t *
+text_result_json(int is_error, json_t *text, json_t *structured)
+{
 	json_t *r;
 
-	r = json_pack("{s:b, s:[{s:s, s:s}]}", "isError", is_error,
+	r = json_pack("{s:b, s:[{s:s, s:o}]}", "isError", is_error,
 	    "content", "type", "text", "text", text);
 	if (r != NULL && structured != NULL)
 		json_object_set_new(r, "structuredContent", structured);
@@ -992,18 +1001,43 @@ status_text(const char *status)
 	return "the sandbox failed";
 }
 
-/* What a person reads of a command's run: stdout, stderr, a note. */
-char *
-run_text(const char *out, const char *err, const char *note)
+static size_t
+put(char *buf, size_t at, const char *s, size_t len)
 {
-	char *text;
+	if (len > 0)
+		memcpy(buf + at, s, len);
+	return at + len;
+}
 
-	if (asprintf(&text, "%s%s%s%s%s", out != NULL ? out : "",
-	    err != NULL && *err ? "\n[stderr]\n" : "", err != NULL ? err : "",
-	    note != NULL ? "\n[sandbox] " : "", note != NULL ? note : "") ==
-	    -1)
+/*
+ * What a person reads of a command's run: stdout, stderr (JSON strings,
+ * NULs and all), a note; as a JSON string, NULL when out of memory.
+ */
+json_t *
+run_text(const json_t *out, const json_t *err, const char *note)
+{
+	static const char err_head[] = "\n[stderr]\n";
+	static const char note_head[] = "\n[sandbox] ";
+	size_t olen = json_string_length(out), elen = json_string_length(err);
+	size_t nlen = note != NULL ? strlen(note) : 0, n = 0;
+	char *buf;
+	json_t *j;
+
+	if ((buf = malloc(olen + elen + nlen + sizeof(err_head) +
+	    sizeof(note_head))) == NULL)
 		return NULL;
-	return text;
+	n = put(buf, n, json_string_value(out), olen);
+	if (elen > 0) {
+		n = put(buf, n, err_head, sizeof(err_head) - 1);
+		n = put(buf, n, json_string_value(err), elen);
+	}
+	if (note != NULL) {
+		n = put(buf, n, note_head, sizeof(note_head) - 1);
+		n = put(buf, n, note, nlen);
+	}
+	j = json_stringn(buf, n);
+	free(buf);
+	return j;
 }
 
 /* The MCP result of the call's run; terraform_apply may ask approvald. */

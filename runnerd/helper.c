@@ -64,7 +64,9 @@ helper_dispatch(const struct msg *m)
 	    m->hdr.type != LMSG_SWEPT && (m->hdr.type != LMSG_PROGRESS ||
 	    progress_cb == NULL) && (ev == -1 || session_cb == NULL)))
 		fatalx("%s: unexpected message %u", helper_name, m->hdr.type);
-	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+	/* A result's output may hold NULs. */
+	if ((j = json_loadb((const char *)m->data, m->len, JSON_ALLOW_NUL,
+	    NULL)) == NULL)
 		fatalx("%s: bad JSON", helper_name);
 	if (m->hdr.type == LMSG_DONE)
 		done_cb(m->hdr.reqid, j);

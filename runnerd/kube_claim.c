@@ -209,7 +209,8 @@ keeper_main(const struct as_config *c, int fd)
 	sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
 	channel_init(&ch, fd);
 	while (channel_recv_sync(&ch, &m, -1) == 0) {
-		msg = cjson_parse(m.data, m.len, NULL, 0);
+		/* A call's result, sent here, may hold NULs in its output. */
+		msg = cjson_parse_nul(m.data, m.len, NULL, 0);
 		if (m.fd != -1)
 			close_received(m.fd);
 		if (msg == NULL)
@@ -272,7 +273,7 @@ ask(uint32_t type, uint64_t id, json_t *payload, char *why, size_t whylen)
 	    channel_send_sync(&keeper, type, id, -1, text, strlen(text),
 	    -1) == -1 || channel_recv_sync(&keeper, &m, -1) == -1 ||
 	    m.hdr.type != CLAIM_REPLY || m.hdr.reqid != id ||
-	    (reply = cjson_parse(m.data, m.len, NULL, 0)) == NULL) {
+	    (reply = cjson_parse_nul(m.data, m.len, NULL, 0)) == NULL) {
 		log_warnx("claim keeper: no answer");
 		snprintf(why, whylen, "the claim keeper did not answer");
 	}

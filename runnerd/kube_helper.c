@@ -113,7 +113,7 @@ worker_end(struct worker *w)
 {
 	json_t *r;
 
-	r = w->buf != NULL ? cjson_parse((const uint8_t *)w->buf, w->len,
+	r = w->buf != NULL ? cjson_parse_nul((const uint8_t *)w->buf, w->len,
 	    NULL, 0) : NULL;
 	if (r == NULL)
 		r = json_pack("{s:s, s:s}", "status", "failed", "error",

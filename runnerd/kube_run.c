@@ -17,6 +17,7 @@
 #include "audit.h"
 #include "kube.h"
 #include "launcher.h"
+#include "output.h"
 #include "log.h"
 
 #define CRED_MAX	(64 * 1024)
@@ -195,8 +196,7 @@ run_collect(struct kcall *c, json_t *r)
 	    sizeof(why))) == NULL)
 		log_warnx("%s: log: %s", c->name, why);
 	else {
-		json_object_set_new(r, "stdout", text_json(log, len > max ?
-		    max : len));
+		(void)output_set(r, "stdout", log, len > max ? max : len);
 		json_object_set_new(r, "stdout_truncated", json_boolean(len >
 		    max));
 		free(log);

@@ -33,6 +33,7 @@
 #include "launcher.h"
 #include "sessbox.h"
 #include "log.h"
+#include "output.h"
 
 /* After a kill, how long runsc gets before it is killed itself. */
 #define KILL_GRACE_MS	10000
@@ -100,60 +101,6 @@ engine_send(uint32_t type, uint64_t id, json_t *payload)
 		    (unsigned long long)id, type);
 	json_decref(payload);
 	return rv;
-}
-
-/* Length of the valid UTF-8 sequence at p (RFC 3629), or 0. */
-static size_t
-utf8_len(const unsigned char *p, size_t left)
-{
-	size_t n, k;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (p[0] > 0 && p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		if (p[0] == 0xe0)
-			lo = 0xa0;	/* overlong */
-		else if (p[0] == 0xed)
-			hi = 0x9f;	/* surrogates */
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		if (p[0] == 0xf0)
-			lo = 0x90;
-		else if (p[0] == 0xf4)
-			hi = 0x8f;	/* past U+10FFFF */
-	} else
-		return 0;
-	if (n > left || p[1] < lo || p[1] > hi)
-		return 0;
-	for (k = 2; k < n; k++)
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* Output as a JSON string: NUL and invalid UTF-8 bytes become '?'. */
-json_t *
-text_json(const char *buf, size_t len)
-{
-	unsigned char *copy;
-	json_t *j;
-	size_t i, n;
-
-	if ((copy = malloc(len + 1)) == NULL)
-		return NULL;
-	memcpy(copy, buf, len);
-	for (i = 0; i < len; i += n)
-		if ((n = utf8_len(copy + i, len - i)) == 0) {
-			copy[i] = '?';
-			n = 1;
-		}
-	j = json_stringn((const char *)copy, len);
-	free(copy);
-	return j;
 }
 
 static void
@@ -263,13 +210,16 @@ sbx_result(struct sbx *s)
 			status = "memory_limit";
 		code = json_integer(ec);
 	}
-	r = json_pack("{s:s, s:o, s:o, s:o, s:b, s:b, s:I}",
+	r = json_pack("{s:s, s:o, s:b, s:b, s:I}",
 	    "status", status, "exit_code", code,
-	    "stdout", text_json(s->out.buf, s->out.len),
-	    "stderr", text_json(s->err.buf, s->err.len),
 	    "stdout_truncated", s->out.truncated,
 	    "stderr_truncated", s->err.truncated,
 	    "duration_ms", (json_int_t)(ev_now_ms() - s->started));
+	if (r != NULL && (output_set(r, "stdout", s->out.buf, s->out.len) ==
+	    -1 || output_set(r, "stderr", s->err.buf, s->err.len) == -1)) {
+		json_decref(r);
+		r = NULL;
+	}
 	if (r != NULL && strcmp(status, "failed") == 0)
 		json_object_set_new(r, "error",
 		    json_string("runsc ended abnormally"));
@@ -293,11 +243,12 @@ sbx_result(struct sbx *s)
 #define DONE_MAX	(MSG_MAX_PAYLOAD - 4096)
 
 static void
-result_fit(json_t *r)
+result_fit(struct sbx *s, json_t *r)
 {
-	const char *key, *text;
-	size_t len, n;
+	struct capture *c;
+	const char *key;
 	char *enc, flag[32];
+	size_t len;
 	int pass;
 
 	for (pass = 0; pass < 64; pass++) {
@@ -307,16 +258,13 @@ result_fit(json_t *r)
 		free(enc);
 		if (len <= DONE_MAX)
 			return;
-		key = json_string_length(json_object_get(r, "stdout")) >=
-		    json_string_length(json_object_get(r, "stderr")) ?
-		    "stdout" : "stderr";
-		text = json_string_value(json_object_get(r, key));
-		if ((n = json_string_length(json_object_get(r, key)) / 2) == 0)
+		c = s->out.len >= s->err.len ? &s->out : &s->err;
+		key = c == &s->out ? "stdout" : "stderr";
+		if (c->len == 0)
 			return;
-		/* Not inside a UTF-8 sequence. */
-		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
-			n--;
-		json_object_set_new(r, key, json_stringn(text, n));
+		c->len = output_cut(c->buf, c->len / 2);
+		if (output_set(r, key, c->buf, c->len) == -1)
+			return;
 		snprintf(flag, sizeof(flag), "%s_truncated", key);
 		json_object_set_new(r, flag, json_true());
 	}
@@ -499,7 +447,7 @@ sbx_finish(struct sbx *s)
 	if (sbx_cleanup(s) == -1 && r != NULL)
 		json_object_set_new(r, "cleanup_failed", json_true());
 	if (r != NULL)
-		result_fit(r);
+		result_fit(s, r);
 	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
 		done_failed(s->id, "cannot send the result: too large or out of memory");
 	sbx_free(s);

@@ -84,7 +84,6 @@ void	 phase_report(struct phase *, const char *);
 void	 phase_close(struct phase *);
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
-json_t	*text_json(const char *, size_t);
 int	 engine_forward(uint32_t, uint64_t, const void *, size_t);
 int	 engine_send(uint32_t, uint64_t, json_t *);
 void	 runsc_exec(const struct as_config *, const char *, const char *,

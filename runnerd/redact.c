@@ -3,7 +3,8 @@
  * engine reads its bytes from brokerd's memfd before passing it on, and
  * cuts them, their base64 and their hex (either case) out of every
  * string of the sandbox's result (stdout, stderr, the plan's text and
- * JSON, outputs) before anything is made of it: the MCP result, the
+ * JSON, outputs; a stream's base64 copy as the bytes it holds) before
+ * anything is made of it: the MCP result, the
  * approval's plan, the audit record.  A credential that is a JSON
  * object (brokerd's, brokerd(8)) has the values of its secret fields
  * (token, access_key, secret_key, session_token: a key that names a
@@ -19,8 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
+#include "cjson.h"
 #include "log.h"
 #include "runnerd.h"
 
@@ -67,8 +67,8 @@ forms_of(struct secret *s, const unsigned char *b, size_t len)
 	size_t i, n;
 
 	form_add(s, dup_bytes(b, len), len);
-	if ((b64 = malloc(4 * ((len + 2) / 3) + 1)) != NULL) {
-		n = (size_t)EVP_EncodeBlock((unsigned char *)b64, b, (int)len);
+	if ((b64 = base64_encode(b, len)) != NULL) {
+		n = strlen(b64);
 		form_add(s, dup_bytes(b64, n), n);
 		while (n > 0 && b64[n - 1] == '=')
 			n--;
@@ -197,13 +197,39 @@ cut(const struct secret *s, const char *str, size_t len, size_t *outlen)
 	return out;
 }
 
+/*
+ * A stream's exact bytes (NAME_base64, output.c): the credential is cut
+ * from the bytes, at whatever offset, and they are encoded again; all
+ * of it goes when that cannot be done.  -1 when j is not base64.
+ */
+static int
+redact_base64(json_t *j, const struct secret *s)
+{
+	unsigned char *raw;
+	char *c, *b64;
+	size_t n, len;
+
+	if ((raw = base64_decode(json_string_value(j), json_string_length(j),
+	    &n)) == NULL)
+		return -1;
+	if ((c = cut(s, (const char *)raw, n, &len)) != NULL) {
+		if ((b64 = base64_encode(c, len)) == NULL ||
+		    json_string_set(j, b64) == -1)
+			(void)json_string_set(j, REDACTED);
+		free(b64);
+		free(c);
+	}
+	freezero(raw, n);
+	return 0;
+}
+
 /* Every string in j, at any depth. */
 void
 secret_redact(json_t *j, const struct secret *s)
 {
 	const char *key;
 	json_t *v;
-	size_t i, len;
+	size_t i, len, klen;
 	char *c;
 
 	if (s == NULL || j == NULL)
@@ -221,6 +247,11 @@ secret_redact(json_t *j, const struct secret *s)
 		json_array_foreach(j, i, v)
 			secret_redact(v, s);
 	else if (json_is_object(j))
-		json_object_foreach(j, key, v)
+		json_object_foreach(j, key, v) {
+			klen = strlen(key);
+			if (klen > 7 && strcmp(key + klen - 7, "_base64") ==
+			    0 && json_is_string(v) && redact_base64(v, s) == 0)
+				continue;
 			secret_redact(v, s);
+		}
 }

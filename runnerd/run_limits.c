@@ -21,13 +21,15 @@ static const char *const pids_signs[] = {
 	"can't start new thread", NULL
 };
 
+/* Whether the text (a JSON string, NULs and all) holds one of signs. */
 static int
-shows(const char *text, const char *const *signs)
+shows(const json_t *text, const char *const *signs)
 {
-	size_t i;
+	const char *s = json_string_value(text);
+	size_t i, len = json_string_length(text);
 
-	for (i = 0; text != NULL && signs[i] != NULL; i++)
-		if (strstr(text, signs[i]) != NULL)
+	for (i = 0; s != NULL && signs[i] != NULL; i++)
+		if (memmem(s, len, signs[i], strlen(signs[i])) != NULL)
 			return 1;
 	return 0;
 }
@@ -38,7 +40,7 @@ shows(const char *text, const char *const *signs)
  * failed; the note for a person, or NULL.
  */
 const char *
-run_limits(json_t *sc, const char *err, int failed, int memory)
+run_limits(json_t *sc, const json_t *err, int failed, int memory)
 {
 	int pids;
 

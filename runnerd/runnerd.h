@@ -121,8 +121,9 @@ void	call_start(struct conn *, uint64_t, json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_finish(struct call *, json_t *, json_t *);
-char	*run_text(const char *, const char *, const char *);
+json_t	*run_text(const json_t *, const json_t *, const char *);
 json_t	*text_result(int, const char *, json_t *);
+json_t	*text_result_json(int, json_t *, json_t *);
 const char *status_text(const char *);
 void	call_cancel(struct conn *, uint64_t, int);
 void	cancel_answer(uint32_t, uint64_t, const char *, const char *);
@@ -209,7 +210,7 @@ const struct runner_tool *runner_tool(const char *);
 int	runner_tools_check(const struct runner_tool *, char *, size_t);
 
 /* run_limits.c: the limits a run_python or run_shell ran into */
-const char *run_limits(json_t *, const char *, int, int);
+const char *run_limits(json_t *, const json_t *, int, int);
 
 /* tool_shell.c: run_shell without a session */
 json_t	*shell_argv(const json_t *);

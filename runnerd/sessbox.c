@@ -181,7 +181,9 @@ agent_frame(struct sess *s, struct msg *m)
 		return "the session agent replied for another call";
 	if (m->len > REPLY_MAX)
 		return "the session agent's reply is over 4 MiB";
-	if ((j = json_loadb((const char *)m->data, m->len, 0, NULL)) == NULL)
+	/* Output may hold NULs: a string's length is jansson's. */
+	if ((j = json_loadb((const char *)m->data, m->len, JSON_ALLOW_NUL,
+	    NULL)) == NULL)
 		return "the session agent's reply is not JSON";
 	why = json_is_object(j) ? reply_bad(j, 0) :
 	    "the session agent's reply is not a JSON object";

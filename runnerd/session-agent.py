@@ -123,8 +123,28 @@ class Capture:
                 return
             self.read()
 
-    def text(self):
-        return self.buf.decode("utf-8", "replace")
+
+# Output as runnerd's output.c puts it in a result: UTF-8 text, a NUL as
+# any other character (JSON's \u0000); a byte that is not part of valid
+# UTF-8 stands as U+FFFD there, one for each, and NAME_base64 holds the
+# exact bytes besides.
+BAD_BYTES = {c: "\ufffd" for c in range(0xdc80, 0xdd00)}
+
+
+def output_set(r, key, data):
+    text = data.decode("utf-8", "surrogateescape")
+    r[key] = text.translate(BAD_BYTES)
+    r.pop(key + "_base64", None)
+    if r[key] != text:
+        r[key + "_base64"] = base64.b64encode(data).decode()
+
+
+def output_cut(data, n):
+    """At most n bytes of data, not ending inside a character."""
+    k = n
+    while k > 0 and n - k < 3 and data[k] & 0xc0 == 0x80:
+        k -= 1
+    return data[:n if data[k] & 0xc0 == 0x80 else k]
 
 
 def reap_orphans(*keep):
@@ -178,14 +198,18 @@ REPLY_MAX = 4 * 1024 * 1024 - 4096
 
 
 def run_result(out, err, code, **flags):
-    r = {"exit_code": code, "stdout": out.text(), "stderr": err.text(),
-         "stdout_truncated": out.truncated, "stderr_truncated": err.truncated}
+    r = {"exit_code": code, "stdout_truncated": out.truncated,
+         "stderr_truncated": err.truncated}
+    data = {"stdout": bytes(out.buf), "stderr": bytes(err.buf)}
+    for k in data:
+        output_set(r, k, data[k])
     r.update(flags)
     while len(json.dumps(r)) > REPLY_MAX:
-        k = max(("stdout", "stderr"), key=lambda k: len(r[k]))
-        if not r[k]:
+        k = max(data, key=lambda k: len(data[k]))
+        if not data[k]:
             break
-        r[k] = r[k][:len(r[k]) // 2]
+        data[k] = output_cut(data[k], len(data[k]) // 2)
+        output_set(r, k, data[k])
         r[k + "_truncated"] = True
     return r
 

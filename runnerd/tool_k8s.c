@@ -132,8 +132,8 @@ pod_table(const char *ns, const json_t *pods)
 json_t *
 k8s_result(struct call *k, json_t *r)
 {
-	const char *status, *out, *err, *ns;
-	json_t *list, *pods, *item, *res;
+	const char *status, *out, *ns;
+	json_t *list, *pods, *item, *res, *why;
 	char *text;
 	size_t i;
 	time_t now = time(NULL);
@@ -141,19 +141,18 @@ k8s_result(struct call *k, json_t *r)
 	ns = json_string_value(json_object_get(k->args, "namespace"));
 	status = json_string_value(json_object_get(r, "status"));
 	out = json_string_value(json_object_get(r, "stdout"));
-	err = json_string_value(json_object_get(r, "stderr"));
 	list = status != NULL && strcmp(status, "exited") == 0 &&
 	    json_integer_value(json_object_get(r, "exit_code")) == 0 &&
 	    out != NULL ? json_loads(out, 0, NULL) : NULL;
 	if (!json_is_array(json_object_get(list, "items"))) {
 		json_decref(list);
-		text = run_text(out, err, status != NULL &&
+		why = run_text(json_object_get(r, "stdout"),
+		    json_object_get(r, "stderr"), status != NULL &&
 		    strcmp(status, "exited") != 0 ? status_text(status) :
 		    "kubectl did not list the pods");
-		res = text_result(1, text != NULL ? text : "kubectl failed",
-		    json_pack("{s:s, s:[]}", "namespace", ns, "pods"));
-		free(text);
-		return res;
+		return text_result_json(1, why != NULL ? why :
+		    json_string("kubectl failed"), json_pack("{s:s, s:[]}",
+		    "namespace", ns, "pods"));
 	}
 	pods = json_array();
 	json_array_foreach(json_object_get(list, "items"), i, item)

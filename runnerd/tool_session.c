@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cjson.h"
+#include "output.h"
 #include "runnerd.h"
 
 #define AUDIT_OUTPUT	4096	/* bytes of each stream in tool.result */
@@ -28,14 +29,12 @@ static json_t *
 capped(json_t *v)
 {
 	const char *s = json_string_value(v);
-	size_t n;
+	size_t n = json_string_length(v);
 
 	if (s == NULL)
 		return json_string("");
-	n = strnlen(s, AUDIT_OUTPUT);
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return json_stringn(s, n);
+	return json_stringn(s, n > AUDIT_OUTPUT ? output_cut(s, AUDIT_OUTPUT) :
+	    n);
 }
 
 #define LOST	"; the Python state (variables, imports) is lost, the next " \
@@ -47,14 +46,16 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
     json_t *audit)
 {
 	const char *limit;
-	char note[256], *text;
-	json_t *res;
+	char note[256];
+	json_t *res, *text;
 	int code, lost;
 
 	(void)k;
 	field(sc, reply, "exit_code", JSON_INTEGER);
 	field(sc, reply, "stdout", JSON_STRING);
 	field(sc, reply, "stderr", JSON_STRING);
+	field(sc, reply, "stdout_base64", JSON_STRING);
+	field(sc, reply, "stderr_base64", JSON_STRING);
 	if (json_object_get(sc, "exit_code") == NULL)
 		json_object_set_new(sc, "exit_code", json_integer(-1));
 	code = json_integer_value(json_object_get(sc, "exit_code"));
@@ -66,8 +67,7 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 	lost = json_is_true(json_object_get(reply, "state_lost"));
 	if (json_object_get(reply, "state_lost") != NULL)
 		json_object_set_new(sc, "state_lost", json_boolean(lost));
-	limit = run_limits(sc, json_string_value(json_object_get(sc,
-	    "stderr")), code != 0, 0);
+	limit = run_limits(sc, json_object_get(sc, "stderr"), code != 0, 0);
 	if (json_is_true(json_object_get(sc, "timed_out")))
 		snprintf(note, sizeof(note), "killed: the call ran past its "
 		    "%ld s timeout%s", runnerd_conf.runnerd.timeout,
@@ -81,12 +81,10 @@ session_run_reply(const struct call *k, json_t *reply, json_t *sc,
 		snprintf(note, sizeof(note), "the Python worker ended%s", LOST);
 	else
 		note[0] = '\0';
-	text = run_text(json_string_value(json_object_get(sc, "stdout")),
-	    json_string_value(json_object_get(sc, "stderr")),
-	    note[0] != '\0' ? note : NULL);
-	res = text_result(code != 0 || note[0] != '\0', text != NULL ? text :
-	    "", json_incref(sc));
-	free(text);
+	text = run_text(json_object_get(sc, "stdout"),
+	    json_object_get(sc, "stderr"), note[0] != '\0' ? note : NULL);
+	res = text_result_json(code != 0 || note[0] != '\0', text != NULL ?
+	    text : json_string(""), json_incref(sc));
 	json_object_set_new(audit, "exit_code", json_integer(code));
 	json_object_set_new(audit, "stdout", capped(json_object_get(sc,
 	    "stdout")));

@@ -20,15 +20,13 @@ shell_argv(const json_t *args)
 json_t *
 shell_result(struct call *k, json_t *r)
 {
-	const char *status, *out, *err, *note;
-	char rid[REQID_STR_LEN], *text;
-	json_t *code, *sc;
+	const char *status, *note;
+	char rid[REQID_STR_LEN];
+	json_t *code, *sc, *text;
 	int is_error;
 
 	reqid_format(k->id, rid);
 	status = json_string_value(json_object_get(r, "status"));
-	out = json_string_value(json_object_get(r, "stdout"));
-	err = json_string_value(json_object_get(r, "stderr"));
 	code = json_object_get(r, "exit_code");
 	is_error = status == NULL || strcmp(status, "exited") != 0 ||
 	    json_integer_value(code) != 0;
@@ -42,16 +40,16 @@ shell_result(struct call *k, json_t *r)
 	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
 	    strcmp(status, "deadline") == 0));
 	json_object_del(sc, "files");
-	note = run_limits(sc, err, is_error, status != NULL &&
-	    strcmp(status, "memory_limit") == 0);
+	note = run_limits(sc, json_object_get(r, "stderr"), is_error,
+	    status != NULL && strcmp(status, "memory_limit") == 0);
 	/* An allocation that failed inside ended it as the cgroup would. */
 	if (status != NULL && strcmp(status, "exited") == 0 &&
 	    json_is_true(json_object_get(sc, "memory_limit")))
 		json_object_set_new(sc, "status", json_string("memory_limit"));
 	else if (is_error && status != NULL && strcmp(status, "exited") != 0)
 		note = status_text(status);
-	text = run_text(out, err, note);
-	r = text_result(is_error, text != NULL ? text : "", sc);
-	free(text);
-	return r;
+	text = run_text(json_object_get(r, "stdout"),
+	    json_object_get(r, "stderr"), note);
+	return text_result_json(is_error, text != NULL ? text :
+	    json_string(""), sc);
 }

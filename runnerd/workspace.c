@@ -34,6 +34,7 @@
 #include "cjson.h"
 #include "io.h"
 #include "launcher.h"
+#include "output.h"
 #include "log.h"
 #include "daemon.h"
 #include "sandbox.h"

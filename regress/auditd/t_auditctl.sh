@@ -487,8 +487,43 @@ escapes_cleanup()
 	as_kill_all
 }
 
+atf_test_case nul_output cleanup
+nul_output_head()
+{
+	atf_set "descr" "a record whose output holds NUL bytes is recorded whole, read back, and the chain verifies across a restart"
+}
+nul_output_body()
+{
+	as_conf
+	as_start auditd
+	emit -r ee -e tool.result \
+	    -F '{"stdout":"a\u0000b\u0000","stderr":"\u0000"}' >/dev/null ||
+	    atf_fail "the record was refused"
+	atf_check -o save:tail.out "$(as_bin auditctl)" -f conf.yaml \
+	    -j tail -n 1
+	atf_check -o inline:"True\n" python3 -c 'import json
+f = json.load(open("tail.out"))["fields"]
+print(f["stdout"] == "a\0b\0" and f["stderr"] == "\0")'
+	atf_check -o match:'"stdout":"a\\u0000b\\u0000"' \
+	    "$(as_bin auditctl)" -f conf.yaml show --request-id req-00000000000000ee
+	# A restart finds the record whole, the log's last (not a torn
+	# tail), and links the next ones to it.
+	as_stop
+	as_start auditd
+	atf_check -o inline:"4\n" python3 "$EMIT" "$AS_RUN/audit.sock" -r ef
+	atf_check -o not-match:"torn" cat auditd.log
+	atf_check -o match:"chain intact: 4 records" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_stop
+}
+nul_output_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case nul_output
 	atf_add_test_case export
 	atf_add_test_case escapes
 	atf_add_test_case trail

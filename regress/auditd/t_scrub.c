@@ -493,6 +493,31 @@ ATF_TC_BODY(many_in_one_string, tc)
 	json_decref(fx);
 }
 
+/* Output holds NUL bytes: a secret after one goes, the NULs stay. */
+ATF_TC_WITHOUT_HEAD(nul_in_output);
+ATF_TC_BODY(nul_in_output, tc)
+{
+	const char *head = "{\"stdout\":\"a\\u0000x=<redacted:";
+	char text[4096], *s;
+	json_t *fx;
+	size_t i;
+	int n;
+
+	for (i = 0; i < NSECRETS; i++) {
+		n = snprintf(text, sizeof(text), "a%cx=%s%cb", '\0',
+		    secrets[i], '\0');
+		ATF_REQUIRE(n > 0 && (size_t)n < sizeof(text));
+		fx = json_pack("{s:s%}", "stdout", text, (size_t)n);
+		ATF_REQUIRE(fx != NULL);
+		s = scrubbed(fx);
+		check_clean(s);
+		ATF_CHECK_MSG(strncmp(s, head, strlen(head)) == 0 &&
+		    strstr(s, ">\\u0000b\"}") != NULL, "%s", s);
+		free(s);
+		json_decref(fx);
+	}
+}
+
 ATF_TC_WITHOUT_HEAD(secret_keys);
 ATF_TC_BODY(secret_keys, tc)
 {
@@ -690,6 +715,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, every_position);
 	ATF_TP_ADD_TC(tp, many_in_one_string);
+	ATF_TP_ADD_TC(tp, nul_in_output);
 	ATF_TP_ADD_TC(tp, secret_keys);
 	ATF_TP_ADD_TC(tp, kept);
 	ATF_TP_ADD_TC(tp, pem_truncated);

@@ -129,6 +129,42 @@ ATF_TC_BODY(refused_input, tc)
 	ATF_CHECK(strstr(err, "nesting") != NULL);
 }
 
+/*
+ * The internal channels' parse keeps a NUL inside a string, by length,
+ * and its canonical form escapes it again; it refuses what the strict
+ * parse refuses besides.
+ */
+ATF_TC_WITHOUT_HEAD(nul_in_strings);
+ATF_TC_BODY(nul_in_strings, tc)
+{
+	const char *in = "{\"out\":\"a\\u0000b\"}";
+	const char *bad[] = {
+		"{\"a\":1,\"a\":2}",
+		"{\"a\\u0000\":1}",
+		"\"\xff\"",
+		NULL
+	};
+	char err[256], *out;
+	json_t *j, *v;
+	int i;
+
+	ATF_CHECK(cjson_parse(in, strlen(in), NULL, 0) == NULL);
+	j = cjson_parse_nul(in, strlen(in), err, sizeof(err));
+	ATF_REQUIRE_MSG(j != NULL, "%s", err);
+	v = json_object_get(j, "out");
+	ATF_REQUIRE(json_string_length(v) == 3);
+	ATF_CHECK(memcmp(json_string_value(v), "a\0b", 3) == 0);
+	ATF_REQUIRE((out = cjson_dump(j)) != NULL);
+	ATF_CHECK_STREQ(out, in);
+	free(out);
+	json_decref(j);
+	for (i = 0; bad[i] != NULL; i++) {
+		j = cjson_parse_nul(bad[i], strlen(bad[i]), err, sizeof(err));
+		ATF_CHECK_MSG(j == NULL, "accepted %s", bad[i]);
+		json_decref(j);
+	}
+}
+
 static void
 summary_is(const char *text, int base64, json_int_t bytes, const char *hex)
 {
@@ -171,5 +207,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, known_digests);
 	ATF_TP_ADD_TC(tp, file_digest);
 	ATF_TP_ADD_TC(tp, refused_input);
+	ATF_TP_ADD_TC(tp, nul_in_strings);
 	return atf_no_error();
 }

@@ -86,6 +86,7 @@ ks_case timeout "call timeout and output cap end the call, not the session"
 ks_case owner "another client cannot use a session; it ends with its client"
 ks_case reap "idle and over-age sessions are reaped"
 ks_case audit "code, commands and outputs are in the audit log"
+ks_case nul "NUL and non-UTF-8 output returned whole; the session lives on"
 
 # ks_call CODE [SESSION]: one run_python; the result JSON on stdout.
 ks_call()
@@ -365,8 +366,8 @@ verify_cleanup()
 
 atf_init_test_cases()
 {
-	for t in claim state primes files timeout owner reap audit unbound \
-	    podgone restricted nocrds sweep verify; do
+	for t in claim state primes files timeout owner reap audit nul \
+	    unbound podgone restricted nocrds sweep verify; do
 		atf_add_test_case "$t"
 	done
 }

@@ -121,6 +121,12 @@ class Conn:
             self.result(reqid, "command failed: exit 2", None, True)
         elif cmd == "garble":
             self.send(MSG_TOOL_RESULT, reqid, b"{not json")
+        elif cmd == "nul":
+            # Output with NULs, and bytes that are not UTF-8 (runnerd's
+            # output.c): b"a\0\xff".
+            self.result(reqid, "a\0b\0", {
+                "session_id": "s1", "exit_code": 0, "stdout": "a\0\ufffd",
+                "stdout_base64": "YQD/"})
         else:
             self.result(reqid, json.dumps(args),
                         {"session_id": "s1", "exit_code": 0,

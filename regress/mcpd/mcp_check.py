@@ -504,6 +504,12 @@ def s_calls(m):
                               "arguments": {"command": "garble"}})
     check(r["result"]["isError"] is True and "malformed" in text_of(r),
           "garbled result: %r" % r)
+    r = m.call("tools/call", {"name": "run_shell",
+                              "arguments": {"command": "nul"}})
+    sc = r["result"].get("structuredContent", {})
+    check(r["result"]["isError"] is False and text_of(r) == "a\0b\0" and
+          sc.get("stdout") == "a\0\ufffd" and sc.get("stdout_base64") ==
+          "YQD/", "output with NULs, whole: %r" % r)
     # Concurrency: a slow call does not hold up a quick one, ids match.
     slow = m.request("tools/call", {"name": "run_shell",
                                     "arguments": {"command": "sleep 1"}})

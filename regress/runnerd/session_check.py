@@ -205,6 +205,65 @@ def check_files(sock):
            "x" * 1024 not in log, "content in the audit log")
 
 
+# --- output of any bytes ---------------------------------------------------
+
+def b64(r, key):
+    """The exact bytes of a stream: its base64 copy, or its text."""
+    v = sc(r).get(key + "_base64")
+    return base64.b64decode(v) if v is not None else \
+        sc(r).get(key, "").encode()
+
+
+def check_nul(sock):
+    c = Client(sock)
+    # A first call without a session is a new session's: it is one-shot.
+    r = ok(c.call("run_python", code="print('x\\0y')"), "one-shot print")
+    expect(out(r) == "x\0y\n" and text(r) == "x\0y\n",
+           "print('x\\0y') one-shot: the NUL kept", r)
+    sid, _ = opened(c, code="kept = 'still here'")
+    r = ok(c.call("run_shell", command="printf 'a\\0b'", session_id=sid),
+           "printf a\\0b")
+    expect(out(r) == "a\0b" and text(r) == "a\0b" and
+           "stdout_base64" not in sc(r), "printf 'a\\0b': \\u0000 in text",
+           r)
+    r = ok(c.call("run_python", code="kept", session_id=sid), "kept")
+    expect(out(r) == "'still here'\n", "the Python state survives", r)
+    r = ok(c.call("run_python", code="print('x\\0y')", session_id=sid),
+           "print")
+    expect(out(r) == "x\0y\n", "print('x\\0y') in a session", r)
+    r = ok(c.call("run_shell", command="mkdir -p f/g && find f -print0; "
+                  "cat /proc/self/cmdline", session_id=sid), "find -print0")
+    expect(out(r) == "f\0f/g\0cat\0/proc/self/cmdline\0",
+           "find -print0 and /proc/self/cmdline", r)
+    # Bytes that are not UTF-8: U+FFFD each in the text, and the exact
+    # bytes as base64; a stream that is UTF-8 has no copy.
+    r = ok(c.call("run_shell", command="printf 'a\\377\\0\\342\\202z'; "
+                  "printf '\\342\\202\\254' >&2", session_id=sid), "bytes")
+    expect(out(r) == "a\ufffd\0\ufffd\ufffdz" and
+           b64(r, "stdout") == b"a\xff\0\xe2\x82z" and
+           sc(r).get("stderr") == "\u20ac" and
+           "stderr_base64" not in sc(r), "not UTF-8: text and base64", r)
+    r = ok(c.call("run_python", session_id=sid, code="import sys; "
+                  "_ = sys.stdout.buffer.write(bytes(range(256)))"), "256")
+    expect(b64(r, "stdout") == bytes(range(256)), "every byte value", r)
+    blob = b"\0a\0\0b\0"
+    ok(c.call("write_file", path="nul.bin", session_id=sid,
+              content=base64.b64encode(blob).decode()), "write NULs")
+    r = ok(c.call("read_file", path="nul.bin", session_id=sid), "read NULs")
+    expect(base64.b64decode(sc(r)["content"]) == blob, "read_file", r)
+    # What a limit prints is found after a NUL too.
+    r = c.call("run_shell", command="printf 'x\\0' >&2; "
+               "echo MemoryError >&2; exit 1", session_id=sid)
+    expect(sc(r).get("memory_limit") is True, "MemoryError after a NUL", r)
+    r = ok(c.call("run_python", code="kept", session_id=sid), "kept again")
+    expect(out(r) == "'still here'\n", "the session lives on", r)
+    res = [e["fields"] for e in events() if e["event"] == "tool.result" and
+           e["fields"].get("session_id") == sid]
+    expect("a\0b" in [f.get("stdout") for f in res] and
+           "f\0f/g\0cat\0/proc/self/cmdline\0" in
+           [f.get("stdout") for f in res], "the NULs are in the log", res)
+
+
 # --- limits: timeout, output cap -----------------------------------------
 
 def check_timeout(sock):

@@ -15,6 +15,7 @@
 #include "../../common/config.h"
 
 #include "../../runnerd/launcher.h"
+#include "../../runnerd/output.h"
 
 ATF_TC_WITHOUT_HEAD(workspace_names);
 ATF_TC_BODY(workspace_names, tc)
@@ -117,19 +118,67 @@ check_text(const char *in, size_t len, const char *want)
 	json_decref(j);
 }
 
-/* Sandbox output is bytes; results are JSON text. */
+#define FFFD	"\xef\xbf\xbd"
+
+/* Sandbox output is bytes; collected files are JSON text. */
 ATF_TC_WITHOUT_HEAD(output_text);
 ATF_TC_BODY(output_text, tc)
 {
 	check_text("plain\n", 6, "plain\n");
 	check_text("caf\xc3\xa9", 5, "caf\xc3\xa9");
 	check_text("\xf0\x9f\x99\x82", 4, "\xf0\x9f\x99\x82");
-	check_text("a\0b", 3, "a?b");
-	check_text("\xff\xfe", 2, "??");
-	check_text("\xc0\xaf", 2, "??");		/* overlong '/' */
-	check_text("\xed\xa0\x80", 3, "???");	/* surrogate */
-	check_text("x\xc3", 2, "x?");		/* cut by the cap */
+	check_text("\xff\xfe", 2, FFFD FFFD);
+	check_text("\xc0\xaf", 2, FFFD FFFD);		/* overlong '/' */
+	check_text("\xed\xa0\x80", 3, FFFD FFFD FFFD);	/* surrogate */
+	check_text("x\xc3", 2, "x" FFFD);		/* cut by the cap */
 	check_text("", 0, "");
+	/* A collected file is read up to a NUL: none is left in it. */
+	check_text("a\0b", 3, "a" FFFD "b");
+}
+
+static void
+check_output(const char *in, size_t len, const char *b64)
+{
+	json_t *r = json_object();
+	const char *got;
+
+	/* A base64 copy of an earlier, longer cut goes. */
+	ATF_REQUIRE(json_object_set_new(r, "stdout_base64",
+	    json_string("stale")) == 0);
+	ATF_REQUIRE(output_set(r, "stdout", in, len) == 0);
+	ATF_CHECK(json_is_string(json_object_get(r, "stdout")));
+	got = json_string_value(json_object_get(r, "stdout_base64"));
+	if (b64 == NULL)
+		ATF_CHECK_MSG(got == NULL, "a base64 copy of UTF-8: %s", got);
+	else
+		ATF_CHECK_STREQ(got != NULL ? got : "(none)", b64);
+	json_decref(r);
+}
+
+/* The exact bytes as base64 when, and only when, they are not UTF-8. */
+ATF_TC_WITHOUT_HEAD(output_bytes);
+ATF_TC_BODY(output_bytes, tc)
+{
+	json_t *r;
+
+	check_output("a\0b", 3, NULL);
+	r = json_object();
+	ATF_REQUIRE(output_set(r, "out", "a\0b\0", 4) == 0);
+	ATF_CHECK(json_string_length(json_object_get(r, "out")) == 4 &&
+	    memcmp(json_string_value(json_object_get(r, "out")), "a\0b\0",
+	    4) == 0);
+	json_decref(r);
+	check_output("caf\xc3\xa9", 5, NULL);
+	check_output("", 0, NULL);
+	check_output("a\xff\0", 3, "Yf8A");
+	check_output("x\xc3", 2, "eMM=");
+	/* A cut goes back to the start of the character it would split. */
+	ATF_CHECK_EQ(output_cut("ab\xe2\x82\xac", 4), 2);
+	ATF_CHECK_EQ(output_cut("ab\xe2\x82\xac", 3), 2);
+	ATF_CHECK_EQ(output_cut("ab\xe2\x82\xac", 2), 2);
+	ATF_CHECK_EQ(output_cut("abc", 1), 1);
+	/* Not inside a character, just bad bytes: cut where asked. */
+	ATF_CHECK_EQ(output_cut("\x80\x80\x80\x80\x80\x80", 5), 5);
 }
 
 /*
@@ -246,5 +295,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, pool_requests);
 	ATF_TP_ADD_TC(tp, container_ids);
 	ATF_TP_ADD_TC(tp, output_text);
+	ATF_TP_ADD_TC(tp, output_bytes);
 	return atf_no_error();
 }

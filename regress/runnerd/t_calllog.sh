@@ -2,7 +2,8 @@
 # MCP log messages (issue 20): a call whose TOOL_CALL asks ("log") gets
 # its audit events as MSG_TOOL_LOG on its own connection, scrubbed as
 # the audit log is, at the level their meaning gives; a call that does
-# not ask gets none, and no call sees another's.
+# not ask gets none, and no call sees another's.  Output with NULs goes
+# whole through all of it, and into the audit log.
 
 lg_setup()
 {
@@ -232,6 +233,61 @@ pending_cleanup()
 	as_kill_all
 }
 
+atf_test_case nul cleanup
+nul_head() { lg_head; atf_set descr "output with NULs, through mcpd and the real peers: the result, its log messages and the audit log hold them whole; the chain verifies"; }
+nul_body()
+{
+	lg_setup
+	. "$RD_LIB/../lib/suite.subr"
+	as_conf
+	as_start auditd approvald brokerd runnerd
+	python3 - "$(as_bin mcpd)" conf.yaml var/audit.jsonl <<'PY' ||
+import json, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "-f", sys.argv[2]], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, text=True)
+def send(rid, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method,
+                              "params": params}) + "\n")
+    p.stdin.flush()
+    while True:
+        m = json.loads(p.stdout.readline())
+        if m.get("id") == rid:
+            return m
+        notes.append(m)
+notes = []
+send(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}})
+send(2, "logging/setLevel", {"level": "debug"})
+r = send(3, "tools/call", {"name": "run_python",
+                           "arguments": {"code": "print('x\\0y')"}})["result"]
+sid = r["structuredContent"]["session_id"]
+assert not r["isError"] and r["structuredContent"]["stdout"] == "x\0y\n" \
+    and r["content"][0]["text"] == "x\0y\n", r
+r = send(4, "tools/call", {"name": "run_shell", "arguments": {
+    "command": "printf 'a\\0b'", "session_id": sid}})["result"]
+assert not r["isError"] and r["structuredContent"]["stdout"] == "a\0b", r
+send(5, "tools/call", {"name": "close_session",
+                       "arguments": {"session_id": sid}})
+p.stdin.close()
+p.wait()
+results = [n["params"]["data"]["fields"] for n in notes
+           if n["params"]["data"]["event"] == "tool.result"]
+assert [f.get("stdout") for f in results][:2] == ["x\0y\n", "a\0b"], results
+recorded = [json.loads(line)["fields"] for line in open(sys.argv[3])
+            if '"event":"tool.result"' in line]
+assert recorded == results, (recorded, results)
+PY
+	    atf_fail "through mcpd"
+	atf_check -o match:"chain intact" \
+	    "$(as_bin auditctl)" -f conf.yaml verify
+	as_stop
+}
+nul_cleanup()
+{
+	. "$(atf_get_srcdir)/../lib/suite.subr"
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case trail
@@ -240,4 +296,5 @@ atf_init_test_cases()
 	atf_add_test_case failure
 	atf_add_test_case own_only
 	atf_add_test_case pending
+	atf_add_test_case nul
 }

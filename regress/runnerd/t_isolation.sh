@@ -40,13 +40,14 @@ rd_case deadline "the deadline kills sleep 1000"
 rd_case output "the output cap ends the sandbox on either stream"
 rd_case bigresult "a result too large without its output copies: a short error"
 rd_case bigoutput "output six times its size as JSON is cut to fit, not lost"
+rd_case nuloutput "NUL and non-UTF-8 output returned whole: text and base64"
 rd_case leftovers "nothing left behind after 200 calls" 300
 
 atf_init_test_cases()
 {
 	for t in kernel network egress egress_fanout egress_idle filesystem \
 	    threads userns credential memory pids deadline output bigresult bigoutput \
-	    leftovers; do
+	    nuloutput leftovers; do
 		atf_add_test_case "$t"
 	done
 }

@@ -68,6 +68,25 @@ ATF_TC_BODY(token, tc)
 }
 
 /*
+ * Output that is not UTF-8 comes as base64 too (output.c): the
+ * credential is cut from its bytes at any offset, not only where its
+ * own base64 would line up; a NAME_base64 that is not base64 is text.
+ */
+ATF_TC_WITHOUT_HEAD(stream_bytes);
+ATF_TC_BODY(stream_bytes, tc)
+{
+	/* printf '\377tok-5ecret-0f-a-call\0' | base64 */
+	struct secret *s = loaded("tok-5ecret-0f-a-call");
+
+	CUT(s, "{\"stdout_base64\":\"/3Rvay01ZWNyZXQtMGYtYS1jYWxsAA==\"}",
+	    "{\"stdout_base64\":\"/zxyZWRhY3RlZDpjcmVkZW50aWFsPgA=\"}");
+	CUT(s, "{\"stdout_base64\":\"/wA=\"}", "{\"stdout_base64\":\"/wA=\"}");
+	CUT(s, "{\"x_base64\":\"cred=tok-5ecret-0f-a-call\"}",
+	    "{\"x_base64\":\"cred=<redacted:credential>\"}");
+	secret_free(s);
+}
+
+/*
  * brokerd's credentials: each secret field, printed alone, is cut; the
  * namespace, server and CA, which honest output names, stay.
  */
@@ -102,6 +121,7 @@ ATF_TC_BODY(json_parts, tc)
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, token);
+	ATF_TP_ADD_TC(tp, stream_bytes);
 	ATF_TP_ADD_TC(tp, json_parts);
 	return atf_no_error();
 }

@@ -92,11 +92,12 @@ ss_case breakout "breakout attempts fail; host and other sessions unaffected" 30
 ss_case bigout "a 1 MiB output of escapes fits its frame; the log says so" 300
 ss_case workdir "chmod 000 /work, /work removed: an error, never two agents"
 ss_case tmpfull "a full /tmp: an error; the session answers on"
+ss_case nul "NUL and non-UTF-8 output returned whole; the session lives on"
 
 atf_init_test_cases()
 {
 	for t in state primes files timeout limits isolation owner caps reap \
-	    audit warm breakout bigout workdir tmpfull threads userns; do
+	    audit warm breakout bigout workdir tmpfull threads userns nul; do
 		atf_add_test_case "$t"
 	done
 }
