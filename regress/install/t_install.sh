@@ -86,6 +86,10 @@ suite_cleanup()
 	as_kill_all
 	if [ -f base ]; then
 		pkill -KILL -f "$(cat base)/" 2>/dev/null || :
+		# The sandboxes' /work tmpfs mounts, left by a killed runnerd
+		# whose next start would sweep them.
+		awk -v b="$(cat base)/" 'index($2, b) == 1 { print $2 }' \
+		    /proc/mounts | xargs -r -n 1 umount -l
 		rm -rf "$(cat base)"
 	fi
 }
