@@ -313,6 +313,20 @@ store_gc(const char *state)
 	closedir(d);
 }
 
+/* Whether used is past max; why names the quota and its setting. */
+static int
+quota_over(long long used, long max, const char *what, const char *setting,
+    char *why, size_t whylen)
+{
+	if (used <= max)
+		return 0;
+	snprintf(why, whylen, "%s take %lld MiB, more than the quota "
+	    "(runnerd.%s, %ld MiB): plans older than runnerd.plan_retention "
+	    "are removed; the operator can raise the quota", what, used >> 20,
+	    setting, max >> 20);
+	return 1;
+}
+
 /*
  * Whether state may keep more: 0, or -1 and why, naming the quota that
  * is reached and the setting that raises it.
@@ -328,23 +342,12 @@ store_room(const struct as_config *c, const char *state, char *why,
 		snprintf(why, whylen, "the plan store: %s", strerror(errno));
 		return -1;
 	}
-	if (dir > c->runnerd.terraform_store_per_dir) {
-		snprintf(why, whylen, "this working directory's plans and "
-		    "module snapshots take %lld MiB, more than its quota "
-		    "(runnerd.terraform_store_per_dir, %ld MiB): plans older "
-		    "than runnerd.plan_retention are removed; the operator "
-		    "can raise the quota", dir >> 20,
-		    c->runnerd.terraform_store_per_dir >> 20);
+	if (quota_over(dir, c->runnerd.terraform_store_per_dir, "this "
+	    "working directory's plans and module snapshots",
+	    "terraform_store_per_dir", why, whylen) ||
+	    quota_over(all, c->runnerd.terraform_store_max, "the plans and "
+	    "module snapshots of all working directories",
+	    "terraform_store_max", why, whylen))
 		return -1;
-	}
-	if (all > c->runnerd.terraform_store_max) {
-		snprintf(why, whylen, "the plans and module snapshots of all "
-		    "working directories take %lld MiB, more than the quota "
-		    "(runnerd.terraform_store_max, %ld MiB): plans older than "
-		    "runnerd.plan_retention are removed; the operator can "
-		    "raise the quota", all >> 20,
-		    c->runnerd.terraform_store_max >> 20);
-		return -1;
-	}
 	return 0;
 }
