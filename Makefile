@@ -193,6 +193,10 @@ bench: all
 	@echo "== sessions beside credentials from a Vault taking 200 ms each; 64 clients' calls per second"
 	@python3 regress/runnerd/bench_vault.py $(BUILD) 200
 
+# Not in CI: SOAK_MIN minutes of 64 MCP clients, misbehaving ones beside.
+soak: all
+	python3 regress/soak/soak.py $(BUILD) $${SOAK_MIN:-30} 64
+
 run: all
 	scripts/run-dev $(BUILD)
 
@@ -247,4 +251,4 @@ install: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init
 clean:
 	rm -rf obj obj-asan obj-fuzz
 
-.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench verify
+.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify
