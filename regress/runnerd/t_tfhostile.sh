@@ -786,11 +786,7 @@ resource "terraform_data" "x" {
 }
 TF
 	as_tf_suite "[m]" "" approve
-	tf_call terraform_apply > pending
-	id=$(as_field approval_id < pending)
-	[ -n "$id" ] && [ "$id" != null ] || atf_fail "no approval: $(cat pending)"
-	atf_check -o ignore "$(as_bin approvalctl)" -f conf.yaml approve "$id" --any-client
-	tf_call terraform_apply m ",\"approval_id\":\"$id\"" > applied
+	approve_apply applied
 	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
 	# TF_DATA_DIR too once the init cache has the key's entry
 	# (launcher_tfinit.c), which it builds beside the first call.
