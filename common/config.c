@@ -147,6 +147,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "work_max", NUM(YF_BYTES, struct runnerd_conf, work_max, 1 * MB, 1024 * GB) },
 	{ "output_max", NUM(YF_BYTES, struct runnerd_conf, output_max, 1 * KB, 4 * MB) },
 	{ "max_calls", NUM(YF_INT, struct runnerd_conf, max_calls, 1, 1024) },
+	{ "inflight_per_user", NUM(YF_INT, struct runnerd_conf, inflight_per_user, 1, 65536) },
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
 	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
 	{ "peer_timeout", NUM(YF_SECONDS, struct runnerd_conf, peer_timeout, 1, 3600) },
@@ -162,6 +163,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "session_lifetime", NUM(YF_SECONDS, struct runnerd_conf, session_lifetime, 1, 30 * 86400) },
 	{ "sessions_max", NUM(YF_INT, struct runnerd_conf, sessions_max, 0, 4096) },
 	{ "sessions_per_user", NUM(YF_INT, struct runnerd_conf, sessions_per_user, 0, 4096) },
+	{ "sessions_per_client", NUM(YF_INT, struct runnerd_conf, sessions_per_client, 0, 4096) },
 	{ "warm_pool", NUM(YF_INT, struct runnerd_conf, warm_pool, 0, 64) },
 	{ NULL }
 };
@@ -449,6 +451,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.work_max = 1 * GB;
 	c->runnerd.output_max = 1 * MB;
 	c->runnerd.max_calls = 8;
+	c->runnerd.inflight_per_user = 64;
 	c->runnerd.queue_max = 64;
 	c->runnerd.queue_wait = 30;
 	c->runnerd.peer_timeout = 60;
@@ -464,6 +467,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.session_lifetime = 3600;
 	c->runnerd.sessions_max = 16;
 	c->runnerd.sessions_per_user = 4;
+	c->runnerd.sessions_per_client = 2;
 	c->runnerd.warm_pool = 2;
 	strlcpy(c->approvald.user, "_asapprove", sizeof(c->approvald.user));
 	strlcpy(c->approvald.policy, "/etc/agent-sandbox/policy.yaml",
@@ -693,14 +697,15 @@ config_print(const struct as_config *c)
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  work_max: %ld\n"
 	    "  output_max: %ld\n"
-	    "  max_calls: %ld\n  queue_max: %ld\n  queue_wait: %ld\n"
+	    "  max_calls: %ld\n  inflight_per_user: %ld\n"
+	    "  queue_max: %ld\n  queue_wait: %ld\n"
 	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
 	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
 	    c->runnerd.rootfs,
 	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
 	    c->runnerd.work_max, c->runnerd.output_max, c->runnerd.max_calls,
-	    c->runnerd.queue_max, c->runnerd.queue_wait,
+	    c->runnerd.inflight_per_user, c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
 	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);
 	printf("  terraform_store_per_dir: %ld\n  terraform_store_max: %ld\n",
@@ -709,10 +714,12 @@ config_print(const struct as_config *c)
 	    c->runnerd.terraform_mirror, c->runnerd.terraform_pool);
 	printf("  session_agent: \"%s\"\n  session_idle: %ld\n"
 	    "  session_lifetime: %ld\n  sessions_max: %ld\n"
-	    "  sessions_per_user: %ld\n  warm_pool: %ld\n",
+	    "  sessions_per_user: %ld\n  sessions_per_client: %ld\n"
+	    "  warm_pool: %ld\n",
 	    c->runnerd.session_agent, c->runnerd.session_idle,
 	    c->runnerd.session_lifetime, c->runnerd.sessions_max,
-	    c->runnerd.sessions_per_user, c->runnerd.warm_pool);
+	    c->runnerd.sessions_per_user, c->runnerd.sessions_per_client,
+	    c->runnerd.warm_pool);
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"

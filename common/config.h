@@ -46,6 +46,8 @@ struct runnerd_conf {
 	long		work_max;	/* bytes of /work */
 	long		output_max;	/* bytes of stdout, and of stderr */
 	long		max_calls;	/* sandboxes at once */
+	long		inflight_per_user;	/* calls of one uid in runnerd:
+					   running, waiting, on approval */
 	long		queue_max;	/* calls waiting for one of them */
 	long		queue_wait;	/* seconds a call may wait */
 	long		peer_timeout;	/* seconds for approvald's, brokerd's,
@@ -63,6 +65,7 @@ struct runnerd_conf {
 	long		session_lifetime;	/* seconds, at most */
 	long		sessions_max;	/* open sessions, all clients */
 	long		sessions_per_user;	/* per uid of mcpd's connections */
+	long		sessions_per_client;	/* per runner.sock connection */
 	long		warm_pool;	/* session sandboxes started ahead */
 	long		terraform_pool;	/* terraform sandboxes started ahead */
 };

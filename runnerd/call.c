@@ -917,6 +917,31 @@ drain(void *arg)
 	}
 }
 
+/*
+ * Whether k's uid has runnerd.inflight_per_user calls besides k: running,
+ * waiting for a sandbox or on an approval, of all its clients.  mcpd
+ * bounds each client (max_inflight); this bounds what more clients give
+ * one user.
+ */
+static int
+user_inflight_full(const struct call *k, char *why, size_t whylen)
+{
+	const struct call *o;
+	long n = 0;
+
+	TAILQ_FOREACH(o, &calls, entry)
+		if (o != k && o->uid == k->uid)
+			n++;
+	if (n < runnerd_conf.runnerd.inflight_per_user)
+		return 0;
+	snprintf(why, whylen, "uid %u has %ld calls in progress, the most "
+	    "one user may have (runnerd.inflight_per_user), counting all its "
+	    "clients and the calls waiting on an approval: try again when "
+	    "one has finished", (unsigned)k->uid,
+	    runnerd_conf.runnerd.inflight_per_user);
+	return 1;
+}
+
 /* tool.request is recorded: the call is checked, then waits or runs. */
 static void
 requested(void *arg, const char *why)
@@ -937,6 +962,10 @@ requested(void *arg, const char *why)
 	/* Never NULL: runnerd's table has every tool (runner_tools_check). */
 	k->rt = runner_tool(k->tool);
 	if (tool_validate(idx, k->args, err, sizeof(err)) == -1) {
+		call_refuse(k, "tool.failed", err);
+		return;
+	}
+	if (user_inflight_full(k, err, sizeof(err))) {
 		call_refuse(k, "tool.failed", err);
 		return;
 	}

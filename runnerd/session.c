@@ -90,15 +90,19 @@ session_by_key(uint64_t key)
 	return NULL;
 }
 
-/* Sessions of uid (all with uid -1), closing ones too: each holds a sandbox. */
+/*
+ * Sessions of uid and of the client conn, closing ones too: each holds
+ * a sandbox.  uid -1 and conn 0 match any.
+ */
 static size_t
-session_count(uid_t uid)
+session_count(uid_t uid, uint32_t conn)
 {
 	struct session *s;
 	size_t n = 0;
 
 	TAILQ_FOREACH(s, &sessions, entry)
-		if (uid == (uid_t)-1 || s->uid == uid)
+		if ((uid == (uid_t)-1 || s->uid == uid) &&
+		    (conn == 0 || s->conn == conn))
 			n++;
 	return n;
 }
@@ -285,14 +289,20 @@ session_call(struct call *k)
 		return;
 	}
 	if (id == NULL) {
-		if ((long)session_count(k->uid) >=
+		if ((long)session_count((uid_t)-1, k->conn) >=
+		    runnerd_conf.runnerd.sessions_per_client)
+			snprintf(why, sizeof(why), "this client has %ld open "
+			    "sessions, the most one client may have "
+			    "(runnerd.sessions_per_client): close one",
+			    runnerd_conf.runnerd.sessions_per_client);
+		else if ((long)session_count(k->uid, 0) >=
 		    runnerd_conf.runnerd.sessions_per_user)
 			snprintf(why, sizeof(why), "uid %u has %ld open "
 			    "sessions, the most one user may have "
 			    "(runnerd.sessions_per_user), counting all its "
 			    "clients: close one", (unsigned)k->uid,
 			    runnerd_conf.runnerd.sessions_per_user);
-		else if ((long)session_count((uid_t)-1) >=
+		else if ((long)session_count((uid_t)-1, 0) >=
 		    runnerd_conf.runnerd.sessions_max)
 			snprintf(why, sizeof(why), "%ld sessions are open, the "
 			    "most there may be (runnerd.sessions_max): try "

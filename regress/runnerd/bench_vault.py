@@ -163,7 +163,8 @@ def run(build, top, delay_ms, calls):
     try:
         # The 64 clients' calls wait their turn, however long.
         suite = Suite(build, w, runnerd="  sessions_per_user: %d\n"
-                      "  queue_wait: 10m\n" % SESSIONS,
+                      "  queue_wait: 10m\n  inflight_per_user: %d\n" % (
+                          SESSIONS, 2 * CLIENTS),
                       brokerd=brokerd_lines(w, port))
         oneshot(suite.sock)         # warm up the sandbox path
         p50, n = sessions_p50(suite.sock, calls)

@@ -204,6 +204,25 @@ def check_user_share(sock):
         ok(c.result(reqid))
 
 
+# inflight_per_user 3: the blocker and two calls of two more clients of
+# root are root's three; a fourth client of root is refused at once,
+# though the queue has room, and a client of uid 65534 is not.
+def check_user_inflight(sock):
+    blk = Blocker(sock)
+    roots = [Client(sock, "r%d" % i) for i in range(3)]
+    mine = [echo(c, "r%d" % i) for i, c in enumerate(roots[:2])]
+    recorded(mine)
+    over = echo(roots[2], "r2")
+    refused(roots[2].result(over), "runnerd.inflight_per_user")
+    one_end(over, "tool.failed", "runnerd.inflight_per_user")
+    other = Client(sock, "nobody", uid=65534)
+    theirs = echo(other, "nobody")
+    blk.release()
+    for c, reqid in zip(roots[:2] + [other], mine + [theirs]):
+        ok(c.result(reqid))
+    ok(roots[2].call("run_shell", command="echo after"))
+
+
 # queue_wait 1s: a call that waited that long is refused, one end.
 def check_wait(sock):
     b = Blocker(sock)

@@ -451,17 +451,20 @@ def check_caps(sock):
     a, b = Client(sock, "a"), Client(sock, "b")
     n = Client(sock, "n", uid=65534)
     s1, _ = opened(a, code="1")
-    opened(b, code="2")
-    for c in (a, b):
-        r = c.call("run_python", code="3")
-        expect(r.get("isError") and "runnerd.sessions_per_user" in text(r),
-               "sessions_per_user 2, counting both clients", r)
-    opened(n, code="4")
-    r = n.call("run_python", code="5")
+    opened(a, code="2")
+    r = a.call("run_python", code="3")
+    expect(r.get("isError") and "runnerd.sessions_per_client" in text(r),
+           "sessions_per_client 2", r)
+    opened(b, code="4")
+    r = b.call("run_python", code="5")
+    expect(r.get("isError") and "runnerd.sessions_per_user" in text(r),
+           "sessions_per_user 3, counting both clients", r)
+    opened(n, code="6")
+    r = n.call("run_python", code="7")
     expect(r.get("isError") and "sessions are open" in text(r),
-           "sessions_max 3", r)
+           "sessions_max 4", r)
     ok(a.call("close_session", session_id=s1), "close")
-    opened(b, code="6")
+    opened(b, code="8")
 
 
 def check_reap(sock):

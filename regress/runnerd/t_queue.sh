@@ -51,13 +51,17 @@ rq_case share "clients share the queue: a flood gives up places to a later clien
 rq_case user_share "users share the queue: many clients of one uid cannot take the places of another" \
     "  queue_max: 6
   queue_wait: 10m"
+rq_case user_inflight "calls in progress per user: all its clients together, other users apart" \
+    "  inflight_per_user: 3
+  queue_wait: 10m"
 rq_case wait "a call that waited queue_wait is refused" "  queue_wait: 1s"
 rq_case leave "a cancelled call and the call of a client gone leave the queue" \
     "  queue_wait: 10m"
 
 atf_init_test_cases()
 {
-	for t in all_served full turns share user_share wait leave; do
+	for t in all_served full turns share user_share user_inflight wait \
+	    leave; do
 		atf_add_test_case "$t"
 	done
 }

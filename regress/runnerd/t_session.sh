@@ -48,8 +48,9 @@ ss_run()
 	case $1 in
 	caps)
 		rd_open_run
-		RD_PEERS="$(id -u), 65534" RD_SESSIONS_MAX=3 \
-		    ss_start "  sessions_per_user: 2" ;;
+		RD_PEERS="$(id -u), 65534" RD_SESSIONS_MAX=4 \
+		    ss_start "  sessions_per_user: 3
+  sessions_per_client: 2" ;;
 	reap)
 		ss_start "  session_idle: 2s
   session_lifetime: 5s" ;;
@@ -85,7 +86,7 @@ ss_case threads "threads, thread pools, posix_spawn and subprocess work"
 ss_case coreutils "ls, stat, cp -a, du and find work as on the host"
 ss_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
 ss_case owner "another client cannot use a session; it ends with its client"
-ss_case caps "sessions per user (all its clients) and in total are capped"
+ss_case caps "sessions per client, per user (all its clients) and in total are capped"
 ss_case reap "idle and over-age sessions are reaped"
 ss_case audit "code, commands and outputs are in the audit log"
 ss_case warm "new sessions claim warm sandboxes from the pool"

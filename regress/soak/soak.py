@@ -45,6 +45,7 @@ ENDS = ("tool.result", "tool.failed", "tool.denied")
 # What an honest client may be told: a bound reached, or (two applies
 # of one directory at once) terraform's own refusal of a stale plan.
 EXPECTED = ("too many", "runnerd.sessions_per_user", "runnerd.sessions_max",
+            "runnerd.sessions_per_client", "runnerd.inflight_per_user",
             "Saved plan is stale")
 
 
@@ -260,6 +261,7 @@ def main():
   work_max: 64M
   sessions_max: 32
   sessions_per_user: 32
+  inflight_per_user: 256
 """, brokerd="""\
   scopes:
     terraform: { engine: none, tools: [terraform_plan, terraform_apply] }
