@@ -15,6 +15,7 @@
 
 #include "approvald.h"
 #include "audit.h"
+#include "cjson.h"
 #include "log.h"
 
 #define EXPIRE_BATCH	32	/* per sweep; the next sweep takes the rest */
@@ -225,13 +226,11 @@ static void
 new_id(char id[APPROVAL_ID_LEN])
 {
 	unsigned char r[16];
-	size_t i;
 
 	if (getrandom(r, sizeof(r), 0) != sizeof(r))
 		fatal("getrandom");
 	memcpy(id, "apr-", 4);
-	for (i = 0; i < sizeof(r); i++)
-		snprintf(id + 4 + i * 2, 3, "%02x", r[i]);
+	hex_encode(r, sizeof(r), id + 4);
 }
 
 /* A pending approval; its id and expiry, or -1 (database or audit). */

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 
 #include "cjson.h"
+#include "log.h"
 
 #define CJSON_MAXDEPTH	64
 
@@ -94,16 +95,31 @@ sha256_preload(void)
 	sha256_hex("", 0, d);
 }
 
+/* len bytes as 2 * len lowercase hex digits and a NUL in out. */
+void
+hex_encode(const void *buf, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
 void
 sha256_hex(const void *buf, size_t len, char out[SHA256_HEX_LEN + 1])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
+	unsigned int mdlen = 0;
 
-	EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL);
-	for (i = 0; i < mdlen && i < 32; i++)
-		snprintf(out + i * 2, 3, "%02x", md[i]);
-	out[SHA256_HEX_LEN] = '\0';
+	if (EVP_Digest(buf, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != SHA256_HEX_LEN / 2)
+		fatalx("sha256: EVP_Digest failed");
+	hex_encode(md, mdlen, out);
 }
 
 int
@@ -123,7 +139,7 @@ int
 sha256_file_hex(int fd, char out[SHA256_HEX_LEN + 1])
 {
 	unsigned char md[EVP_MAX_MD_SIZE], buf[65536];
-	unsigned int mdlen = 0, i;
+	unsigned int mdlen = 0;
 	EVP_MD_CTX *ctx;
 	ssize_t n;
 	int r = -1;
@@ -140,11 +156,10 @@ sha256_file_hex(int fd, char out[SHA256_HEX_LEN + 1])
 		if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
 			goto done;
 	}
-	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1)
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 ||
+	    mdlen != SHA256_HEX_LEN / 2)
 		goto done;
-	for (i = 0; i < mdlen && i < 32; i++)
-		snprintf(out + i * 2, 3, "%02x", md[i]);
-	out[SHA256_HEX_LEN] = '\0';
+	hex_encode(md, mdlen, out);
 	r = 0;
 done:
 	EVP_MD_CTX_free(ctx);

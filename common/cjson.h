@@ -17,6 +17,7 @@ json_t	*cjson_parse(const void *, size_t, char *, size_t);
 json_t	*cjson_parse_nul(const void *, size_t, char *, size_t);
 char	*cjson_dump(const json_t *);
 void	 sha256_preload(void);
+void	 hex_encode(const void *, size_t, char *);
 void	 sha256_hex(const void *, size_t, char [SHA256_HEX_LEN + 1]);
 int	 cjson_digest(const json_t *, char [SHA256_HEX_LEN + 1]);
 int	 sha256_file_hex(int, char [SHA256_HEX_LEN + 1]);

@@ -150,16 +150,15 @@ ckpt_origin_new(EVP_PKEY *k, char origin[CKPT_ORIGIN_LEN + 1])
 {
 	unsigned char r[16];
 	char id[CKPT_KEYID_LEN + 1];
-	size_t i;
 	int n;
 
 	if (ckpt_key_id(k, id) == -1 || RAND_bytes(r, sizeof(r)) != 1)
 		return -1;
 	n = snprintf(origin, CKPT_ORIGIN_LEN + 1, "%s%s/", CKPT_ORIGIN_PREFIX,
 	    id);
-	for (i = 0; i < sizeof(r); i++)
-		n += snprintf(origin + n, CKPT_ORIGIN_LEN + 1 - (size_t)n,
-		    "%02x", r[i]);
+	if (n < 0 || (size_t)n + 2 * sizeof(r) > CKPT_ORIGIN_LEN)
+		return -1;
+	hex_encode(r, sizeof(r), origin + n);
 	return 0;
 }
 
@@ -343,7 +342,7 @@ ckpt_note_parse(const char *buf, size_t len, struct ckpt *c)
 	const char *p = buf, *end = buf + len, *l, *sp;
 	unsigned char raw[32], sig[4 + 64];
 	char num[21];
-	size_t n, i, dl = sizeof(dash) - 1;
+	size_t n, dl = sizeof(dash) - 1;
 	const char *errstr = NULL;
 
 	memset(c, 0, sizeof(*c));
@@ -363,8 +362,7 @@ ckpt_note_parse(const char *buf, size_t len, struct ckpt *c)
 	    b64_decode(l, n, raw, sizeof(raw)) == -1 ||
 	    (l = next_line(&p, end, &n)) == NULL || n != 0)
 		goto bad;
-	for (i = 0; i < sizeof(raw); i++)
-		snprintf(c->head + 2 * i, 3, "%02x", raw[i]);
+	hex_encode(raw, sizeof(raw), c->head);
 	while ((l = next_line(&p, end, &n)) != NULL) {
 		if (n < dl || memcmp(l, dash, dl) != 0 ||
 		    (sp = memchr(l + dl, ' ', n - dl)) == NULL)

@@ -570,13 +570,11 @@ with_client(const struct call *k, json_t *j)
 	static char run[17];
 	unsigned char r[8];
 	char id[32];
-	size_t i;
 
 	if (run[0] == '\0') {
 		if (getrandom(r, sizeof(r), 0) != sizeof(r))
 			fatal("getrandom");
-		for (i = 0; i < sizeof(r); i++)
-			snprintf(run + i * 2, 3, "%02x", r[i]);
+		hex_encode(r, sizeof(r), run);
 	}
 	snprintf(id, sizeof(id), "%s.%u", run, (unsigned)k->conn);
 	if (j != NULL)

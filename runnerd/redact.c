@@ -62,7 +62,6 @@ dup_bytes(const void *p, size_t len)
 static void
 forms_of(struct secret *s, const unsigned char *b, size_t len)
 {
-	static const char digits[] = "0123456789abcdef";
 	char *b64, *hex, *up;
 	size_t i, n;
 
@@ -80,10 +79,7 @@ forms_of(struct secret *s, const unsigned char *b, size_t len)
 		free(hex);
 		return;
 	}
-	for (i = 0; i < len; i++) {
-		hex[2 * i] = digits[b[i] >> 4];
-		hex[2 * i + 1] = digits[b[i] & 15];
-	}
+	hex_encode(b, len, hex);
 	for (i = 0; i < 2 * len; i++)
 		up[i] = (char)toupper((unsigned char)hex[i]);
 	hex[2 * len] = up[2 * len] = '\0';

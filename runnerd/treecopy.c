@@ -361,7 +361,7 @@ tree_copy(int src, int dst, struct tree_copy *t,
     char digest[SHA256_HEX_LEN + 1])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen, i;
+	unsigned int mdlen;
 	int r;
 
 	t->bytes = 0;
@@ -376,8 +376,7 @@ tree_copy(int src, int dst, struct tree_copy *t,
 	r = copy_dir(src, dst, "", 0, t);
 	if (t->md != NULL) {
 		if (r == 0 && EVP_DigestFinal_ex(t->md, md, &mdlen) == 1)
-			for (i = 0; i < mdlen; i++)
-				snprintf(digest + 2 * i, 3, "%02x", md[i]);
+			hex_encode(md, mdlen, digest);
 		EVP_MD_CTX_free(t->md);
 		t->md = NULL;
 	}
