@@ -10,12 +10,7 @@
 #include "log.h"
 #include "sandbox.h"
 
-static const struct token {
-	const char	*word;
-	enum action	 action;
-	uint32_t	 msg;
-	int		 needs_id;
-} tokens[] = {
+static const struct ctl_command commands[] = {
 	{ "ping",	A_PING,		MSG_PING,	0 },
 	{ "list",	A_LIST,		MSG_CTL_LIST,	0 },
 	{ "show",	A_SHOW,		MSG_CTL_SHOW,	1 },
@@ -35,26 +30,18 @@ usage(void)
 	exit(1);
 }
 
-static const struct token *
+static const struct ctl_command *
 parse(int argc, char **argv, struct parse_result *res)
 {
-	const struct token *t;
+	const struct ctl_command *t;
 	int i = 1;
 
 	memset(res, 0, sizeof(*res));
-	if (argc < 1)
-		usage();
-	for (t = tokens; t->word != NULL; t++)
-		if (strcmp(t->word, argv[0]) == 0)
-			break;
-	if (t->word == NULL)
+	if ((t = ctl_command(commands, argc, argv)) == NULL)
 		usage();
 	res->action = t->action;
-	if (t->needs_id) {
-		if (argc < 2)
-			usage();
+	if (t->nargs == 1)
 		res->id = argv[i++];
-	}
 	for (; i < argc; i++) {
 		if (t->action == A_LIST && strcmp(argv[i], "--all") == 0)
 			res->all = 1;
@@ -124,7 +111,7 @@ main(int argc, char *argv[])
 	struct sandbox_paths none = { .rw = { NULL }, .ro = { NULL } };
 	const struct output *out;
 	const char *conffile = CONF_DEFAULT;
-	const struct token *t;
+	const struct ctl_command *t;
 	struct parse_result res;
 	struct as_config conf;
 	struct channel ch;

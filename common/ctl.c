@@ -129,6 +129,23 @@ ctl_options(int argc, char **argv, const char **conffile, int *json)
 	return optind;
 }
 
+/*
+ * The entry of table (ended by a NULL word) that argv[0] names, if it
+ * has the words it needs after it; NULL, for the tool's usage, if not.
+ */
+const struct ctl_command *
+ctl_command(const struct ctl_command *table, int argc, char **argv)
+{
+	const struct ctl_command *t;
+
+	if (argc < 1)
+		return NULL;
+	for (t = table; t->word != NULL; t++)
+		if (strcmp(t->word, argv[0]) == 0)
+			return argc > t->nargs ? t : NULL;
+	return NULL;
+}
+
 /* One entry of a streamed reply: a JSON frame of the given type. */
 json_t *
 ctl_entry(const struct msg *m, uint32_t type)

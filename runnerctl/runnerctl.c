@@ -24,12 +24,7 @@
 /* What one frame can carry once in base64, with room for the rest. */
 #define PUT_MAX		((MSG_MAX_PAYLOAD - 8192) / 4 * 3)
 
-static const struct token {
-	const char	*word;
-	enum action	 action;
-	uint32_t	 msg;
-	int		 nargs;
-} tokens[] = {
+static const struct ctl_command commands[] = {
 	{ "ping",	A_PING,		MSG_PING,		0 },
 	{ "sessions",	A_SESSIONS,	MSG_RCTL_SESSIONS,	0 },
 	{ "put",	A_PUT,		MSG_RCTL_PUT,		3 },
@@ -46,18 +41,14 @@ usage(void)
 	exit(1);
 }
 
-static const struct token *
+static const struct ctl_command *
 parse(int argc, char **argv, struct parse_result *res)
 {
-	const struct token *t;
+	const struct ctl_command *t;
 
 	memset(res, 0, sizeof(*res));
-	if (argc < 1)
-		usage();
-	for (t = tokens; t->word != NULL; t++)
-		if (strcmp(t->word, argv[0]) == 0)
-			break;
-	if (t->word == NULL || argc != t->nargs + 1)
+	if ((t = ctl_command(commands, argc, argv)) == NULL ||
+	    argc != t->nargs + 1)
 		usage();
 	res->action = t->action;
 	if (t->action == A_PUT || t->action == A_GET) {
@@ -158,7 +149,7 @@ main(int argc, char *argv[])
 	struct sandbox_paths none = { .rw = { NULL }, .ro = { NULL } };
 	const struct output *out;
 	const char *conffile = CONF_DEFAULT;
-	const struct token *t;
+	const struct ctl_command *t;
 	struct parse_result res;
 	struct as_config conf;
 	struct channel ch;
