@@ -26,9 +26,15 @@
 static const char *const host_tops[] = {
 	"bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
 };
-static const char *const host_binds[] = { "/usr", "/etc/ssl", NULL };
+/*
+ * /etc/alternatives: Debian's names for cc, c++, awk and the like are
+ * links through it into /usr.
+ */
+static const char *const host_binds[] = {
+	"/usr", "/etc/ssl", "/etc/alternatives", NULL
+};
 static const char *const skeleton[] = {
-	"usr", "etc", "etc/ssl", "tmp", "work", "proc", "dev", "sys", "run",
+	"usr", "etc", "etc/ssl", "etc/alternatives", "tmp", "work", "proc", "dev", "sys", "run",
 	"run/secrets", "run/providers", "run/mirror", "run/home", "run/plan",
 	NULL
 };
@@ -110,35 +116,56 @@ root_install(const char *root, const char *src, const char *dst_mount,
 	return 0;
 }
 
+/* A file of runnerd's words in the shared root, replaced whole. */
+static int
+root_write(const char *root, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int fd, ok;
+
+	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, name) == -1 ||
+	    pathf(dst, sizeof(dst), "%s%s", root, name) == -1)
+		return -1;
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0444)) == -1)
+		return -1;
+	ok = write_full(fd, text, strlen(text)) == 0;
+	if (close(fd) == -1 || !ok || rename(tmp, dst) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The users a sandbox's files can show: root's (the read-only root) and
+ * the sandbox's own, with Debian's names, so that ls -l, id, getpwuid
+ * and tar answer as on the host.
+ */
+static const char root_passwd[] =
+    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    "nobody:x:65534:65534:nobody:" HOME_MOUNT ":/usr/sbin/nologin\n";
+static const char root_group[] =
+    "root:x:0:\n"
+    "nogroup:x:65534:\n";
+
 /*
  * sandbox-init and sandbox-stat.so in the shared root made here, where
  * they cost a sandbox nothing: a bind mount of its own made each start
  * about 10 ms slower (runsc serves each mount apart).  Copied at every
  * start, so that the root has this build's.  /etc/ld.so.preload names
  * the library once it is there: a name without its file would make
- * every program warn.
+ * every program warn.  /etc/passwd and /etc/group beside it.
  */
 static int
 init_install(const char *root)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	int fd, ok;
-
-	if (root_install(root, init_path, INIT_MOUNT, 0555) == -1 ||
+	return root_install(root, init_path, INIT_MOUNT, 0555) == -1 ||
 	    root_install(root, stat_path, STAT_MOUNT, 0444) == -1 ||
-	    pathf(tmp, sizeof(tmp), "%s/etc/ld.so.preload.new", root) == -1 ||
-	    pathf(dst, sizeof(dst), "%s/etc/ld.so.preload", root) == -1)
-		return -1;
-	(void)unlink(tmp);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0444)) == -1)
-		return -1;
-	ok = write_full(fd, STAT_MOUNT "\n", sizeof(STAT_MOUNT)) == 0;
-	if (close(fd) == -1 || !ok || rename(tmp, dst) == -1) {
-		(void)unlink(tmp);
-		return -1;
-	}
-	return 0;
+	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ||
+	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
+	    root_write(root, "/etc/group", root_group) == -1 ? -1 : 0;
 }
 
 /*

@@ -394,6 +394,10 @@ def op_shell(req):
                 os.write(2, b"sh: cannot enter %s: %s\n" %
                          (WORK.encode(), e.strerror.encode()))
                 os._exit(126)
+            # Python ignores these; a shell's pipelines need them back,
+            # as subprocess gives them back (restore_signals).
+            for s in (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(s, signal.SIG_DFL)
             os.execv("/bin/sh", ["sh", "-c", req["command"]])
         finally:
             os._exit(127)

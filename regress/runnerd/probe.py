@@ -173,16 +173,18 @@ def threads():
 
 
 def output(argv, want, cwd):
-    """argv's stdout is want, and it exits 0."""
+    """argv's stdout is want, its stderr empty, and it exits 0."""
     r = subprocess.run(argv, capture_output=True, cwd=cwd)
-    if r.returncode != 0 or r.stdout != want:
+    if r.returncode != 0 or r.stdout != want or r.stderr:
         raise OSError("exited %d: %r %r" % (r.returncode, r.stdout,
                                              r.stderr[:200]))
 
 
 def coreutils():
     """What agents run most, on a tree of their own: coreutils 9.1 asks
-    statx for AT_NO_AUTOMOUNT, which this runsc refuses."""
+    statx for AT_NO_AUTOMOUNT, which this runsc refuses; owners by name
+    (the root's /etc/passwd and /etc/group); cc and awk, which are links
+    through /etc/alternatives."""
     top = tempfile.mkdtemp()
     os.mkdir(os.path.join(top, "a"))
     with open(os.path.join(top, "a", "f"), "w") as f:
@@ -195,7 +197,11 @@ def coreutils():
               ("stat", ["stat", "-c", "%s:%F", "a/f"], b"5:regular file\n"),
               ("cp_a", ["sh", "-c", "cp -a a b && ls b"], b"f\n"),
               ("du", ["du", "-b", "a/f"], b"5\ta/f\n"),
-              ("find", ["find", "a", "-print0"], b"a\0a/f\0"))
+              ("find", ["find", "a", "-print0"], b"a\0a/f\0"),
+              ("owner", ["sh", "-c", "ls -l a/f | awk '{print $3 \":\" $4}'"],
+               b"nobody:nogroup\n"),
+              ("id", ["id", "-un"], b"nobody\n"),
+              ("cc", ["sh", "-c", "command -v cc"], b"/usr/bin/cc\n"))
     for name, argv, want in checks:
         print("%s=%s" % (name, outcome(lambda: output(argv, want, top))))
 

@@ -406,8 +406,16 @@ def check_threads(sock):
 
 def check_coreutils(sock):
     for where, lines in probed(sock, "coreutils"):
-        for w in ("ls", "ls_root", "ls_l", "stat", "cp_a", "du", "find"):
+        for w in ("ls", "ls_root", "ls_l", "stat", "cp_a", "du", "find",
+                  "owner", "id", "cc"):
             expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
+    # The session's shell gets SIGPIPE back from the agent's Python.
+    c = Client(sock)
+    sid, _ = opened(c, "run_shell", command="true")
+    r = ok(c.call("run_shell", session_id=sid, command="yes | head -1"),
+           "a pipeline")
+    expect(out(r) == "y\n" and sc(r).get("stderr") == "",
+           "yes | head -1 ends quietly, as on the host", r)
 
 
 def check_userns(sock):

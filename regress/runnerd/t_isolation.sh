@@ -32,7 +32,7 @@ rd_case egress_fanout "400 relays at once: proxy processes within pids" 180
 rd_case egress_idle "an idle relay is closed after 60 s" 180
 rd_case filesystem "read-only root, uid 65534, no capabilities"
 rd_case threads "threads, thread pools, posix_spawn and subprocess work"
-rd_case coreutils "ls, stat, cp -a, du and find work as on the host"
+rd_case coreutils "ls, stat, cp -a, du, find, id, awk, cc and pipelines work as on the host"
 rd_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
 rd_case credential "clean environment; credential file read-only, then gone"
 rd_case memory "an allocation past the memory limit fails: memory_limit"
