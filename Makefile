@@ -197,6 +197,12 @@ bench: all
 soak: all
 	python3 regress/soak/soak.py $(BUILD) $${SOAK_MIN:-30} 64
 
+# Not in CI: the differential suite, CPython's test modules and the shell
+# set on the host against the sandboxes (regress/compat; about an hour).
+compat: all
+	python3 regress/compat/compat.py $(COMPAT_ARGS) $(abspath $(BUILD)/bin) \
+	    $(BUILD)/compat
+
 run: all
 	scripts/run-dev $(BUILD)
 
@@ -251,4 +257,4 @@ install: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init
 clean:
 	rm -rf obj obj-asan obj-fuzz
 
-.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify
+.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify compat

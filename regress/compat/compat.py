@@ -89,7 +89,7 @@ class Host:
                 "stdout": out.decode("utf-8", "replace"),
                 "stderr": err.decode("utf-8", "replace"),
                 "seconds": round(time.monotonic() - t0, 1),
-                "scratch": scratch}
+                "scratch": scratch, "home": self.home}
 
 
 class Sandbox:
@@ -187,7 +187,7 @@ def summarise(res):
 class Run:
     def __init__(self, a):
         self.a = a
-        self.top = os.path.abspath(os.path.join(HERE, "..", ".."))
+        self.top = os.path.abspath(a.srcdir)
         self.out = os.path.abspath(a.outdir)
         os.makedirs(self.out, exist_ok=True)
         self.work = tempfile.mkdtemp(prefix="compat-", dir="/tmp")
@@ -334,7 +334,8 @@ class Run:
     def shell_one(self, host, name, norms, script):
         h = host.run(name, script, self.a.shell_timeout)
         entry = {"name": name, "script": script, "normalised": norms,
-                 "host": self.shell_result(h, norms, h["scratch"])}
+                 "host": self.shell_result(h, norms, h["scratch"],
+                                           h["home"])}
         for mode in self.a.modes:
             scratch = "/work/c-" + name
             # mkdir fails if the name was used: each command's is fresh.
@@ -342,14 +343,23 @@ class Run:
                 "mkdir %s && cd %s || exit 99\n%s" % (scratch, scratch,
                                                       script),
                 self.a.shell_timeout)
-            s = self.shell_result(r, norms, scratch)
+            s = self.shell_result(r, norms, scratch, "/run/home")
             diffs = [k for k in ("status", "exit_code", "stdout", "stderr")
                      if s[k] != entry["host"][k]]
             s["same"] = not diffs
+            ex = [e for e in self.excl if e.name == "shell:" + name]
             if diffs:
                 s["differs"] = diffs
-                self.report["failures"].append(
-                    "shell %s (%s): %s differ" % (name, mode, ", ".join(diffs)))
+                if ex:
+                    s["verdict"] = "excluded"
+                    entry["excluded"] = ex[0].as_dict()
+                else:
+                    self.report["failures"].append("shell %s (%s): %s differ"
+                                                   % (name, mode,
+                                                      ", ".join(diffs)))
+            elif ex:
+                self.warn("stale exclusion %s (line %d): same in %s" % (
+                    ex[0].name, ex[0].lineno, mode))
             entry[mode] = s
             self.log("shell %-18s %-7s %s %s" % (
                 name, mode, "same" if not diffs else "DIFFERS",
@@ -361,10 +371,12 @@ class Run:
         self.report["shell"].append(entry)
 
     @staticmethod
-    def shell_result(r, norms, scratch):
+    def shell_result(r, norms, scratch, home):
         return {"status": r["status"], "exit_code": r["exit_code"],
-                "stdout": shellset.normalise(r["stdout"], norms, scratch),
-                "stderr": shellset.normalise(r["stderr"], norms, scratch),
+                "stdout": shellset.normalise(r["stdout"], norms, scratch,
+                                             home),
+                "stderr": shellset.normalise(r["stderr"], norms, scratch,
+                                             home),
                 "seconds": r["seconds"]}
 
     def log(self, line):
@@ -459,6 +471,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("bindir")
     p.add_argument("outdir")
+    p.add_argument("--srcdir", default=os.path.join(HERE, "..", ".."),
+                   help="the source tree (session-agent.py, etc/policy.yaml)")
     p.add_argument("--modules", default=os.path.join(HERE, "python-modules"))
     p.add_argument("--module", action="append",
                    help="this module only (repeatable)")

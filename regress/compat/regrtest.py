@@ -60,10 +60,12 @@ def verdict(rc, out):
 # The exclusion file: one entry a line,
 #   NAME  CHECKED  KIND  REASON...
 # NAME is a module (test_x) or a test in it (test_x.Class.test, fnmatch
-# patterns allowed); CHECKED the date it was last seen to fail (ISO);
-# KIND gvisor (REASON names a gVisor issue or document, by URL) or a
-# product limit of runnerd(8): memory, pids, network, tmp_size, uid.
-KINDS = ("gvisor", "memory", "pids", "network", "tmp_size", "uid")
+# patterns allowed), or shell:NAME, a command of the shell set; CHECKED
+# the date it was last seen to fail (ISO); KIND gvisor (REASON names a
+# gVisor issue or document, by URL) or a product limit of runnerd(8):
+# memory, pids, network, tmp_size, rootfs (the sandbox's root has the
+# host's /usr and /etc/ssl, no other /etc).
+KINDS = ("gvisor", "memory", "pids", "network", "tmp_size", "rootfs")
 
 
 class Exclusion:
@@ -95,7 +97,8 @@ def read_exclusions(path):
             if len(parts) < 4:
                 raise ValueError(where + ": want NAME CHECKED KIND REASON")
             name, checked, kind, reason = parts
-            if not re.fullmatch(r"test_\w+(\.[\w*?\[\]]+)*", name):
+            if not re.fullmatch(r"test_\w+(\.[\w*?\[\]]+)*|shell:\w+",
+                                name):
                 raise ValueError(where + ": bad name " + name)
             try:
                 datetime.date.fromisoformat(checked)

@@ -102,7 +102,7 @@ SET = [
     ("python_venv", [],
      "python3 -m venv --without-pip v && v/bin/python -c "
      "'import sys; print(sys.prefix != sys.base_prefix)'"),
-    ("pip_wheel", ["scratch"],
+    ("pip_wheel", ["home"],
      MKWHEEL + "python3 -m venv v && v/bin/pip install -q --no-index "
      "--disable-pip-version-check hello_compat-1.0-py3-none-any.whl && "
      "v/bin/python -c 'import hello_compat; print(hello_compat.hi())'"),
@@ -170,11 +170,14 @@ NORMALISERS = {
 }
 
 
-def normalise(text, norms, scratch):
-    """text with what must differ replaced: the scratch directory always
-    when "scratch" is named, then each other normaliser named."""
+def normalise(text, norms, scratch, home):
+    """text with what must differ replaced: the scratch directory and
+    HOME (the host's stand-in against /run/home) when named, then each
+    other normaliser named."""
     if "scratch" in norms and scratch:
         text = text.replace(scratch, "$S")
+    if "home" in norms and home:
+        text = text.replace(home, "$HOME")
     for n in norms:
         for rx, repl in NORMALISERS.get(n, []):
             text = rx.sub(repl, text)
