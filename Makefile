@@ -49,7 +49,11 @@ COMMON_SRCS := $(wildcard common/*.c)
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 LIBCOMMON   := $(BUILD)/libcommon.a
 
-all: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init tests
+# What runnerd puts in every gVisor sandbox (runnerd(8)).
+SANDBOX_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g
+SANDBOX_FILES = $(BUILD)/bin/sandbox-init $(BUILD)/bin/sandbox-stat.so
+
+all: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES) tests
 
 $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
@@ -76,8 +80,13 @@ $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 $(BUILD)/bin/sandbox-init: sandbox-init/sandbox-init.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -g -static \
-	    -o $@ $<
+	@$(CC) $(SANDBOX_CFLAGS) -static -o $@ $<
+
+# Preloaded into the sandbox's dynamic programs (sandbox-stat.c).
+$(BUILD)/bin/sandbox-stat.so: sandbox-init/sandbox-stat.c | $(DEPS_FIRST)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(SANDBOX_CFLAGS) -shared -fPIC -o $@ $<
 
 # Unit tests: regress/<area>/t_*.c, each linked with common/ and with the
 # area's daemon objects except its main (<area>/<area>.c).  regress/k8s
@@ -225,11 +234,12 @@ INSTALL_PATHS = sed -e 's|/usr/local/libexec/agent-sandbox|$(LIBEXECDIR)|g' \
 	    -e 's|/var/lib/agent-sandbox|$(STATEDIR)|g' \
 	    -e 's|/var/log/agent-sandbox|$(LOGDIR)|g'
 
-install: $(PROGS:%=$(BUILD)/bin/%) $(BUILD)/bin/sandbox-init
+install: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(SYSTEMDDIR)
 	for p in $(filter-out mcpd,$(DAEMONS)) sandbox-init; do \
 		install -m 0755 $(BUILD)/bin/$$p $(DESTDIR)$(LIBEXECDIR)/; done
+	install -m 0644 $(BUILD)/bin/sandbox-stat.so $(DESTDIR)$(LIBEXECDIR)/
 	install -m 0755 $(BUILD)/bin/mcpd $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/bin/approvalctl $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/bin/runnerctl $(DESTDIR)$(BINDIR)/

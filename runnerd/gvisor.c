@@ -55,9 +55,10 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 		    "bubblewrap (apt-get install bubblewrap); plans are shown "
 		    "for approval in a sandbox of it", RENDER_BWRAP);
 	if (sandbox_init_find(NULL) == -1)
-		fatalx("gvisor backend: no %s: make builds it beside runnerd "
-		    "and make install installs it there; every sandbox's "
-		    "command runs under it", sandbox_init_path());
+		fatalx("gvisor backend: no %s, or no sandbox-stat.so beside "
+		    "it: make builds them beside runnerd and make install "
+		    "installs them there; every sandbox's command runs under "
+		    "them", sandbox_init_path());
 	mkdirs(conf->runnerd.state_dir);
 	if (pathf(runsc_root, sizeof(runsc_root), "%s/runsc",
 	    conf->runnerd.state_dir) == -1)

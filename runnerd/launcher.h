@@ -25,6 +25,7 @@
 #define CONTAINER_ID_LEN	20	/* "as-" + 16 hex digits + NUL */
 #define AGENT_MOUNT		"/run/agent.py"	/* the session agent, read-only */
 #define INIT_MOUNT		"/run/sandbox-init" /* before every command */
+#define STAT_MOUNT		"/run/sandbox-stat.so" /* in ld.so.preload */
 #define PROVIDER_MOUNT		"/run/providers" /* terraform -plugin-dir */
 #define HOME_MOUNT		"/run/home"	/* HOME, XDG: empty, read-only */
 #define PLAN_MOUNT		"/run/plan"	/* an apply's saved plan, read-only */

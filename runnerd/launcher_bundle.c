@@ -57,10 +57,11 @@ pathf(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * sandbox-init in dir, else beside runnerd's own program (the same build
- * or the same installation); runnerd does not start without it.
+ * sandbox-init and sandbox-stat.so in dir, else beside runnerd's own
+ * program (the same build or the same installation); runnerd does not
+ * start without them.
  */
-static char init_path[PATH_MAX];
+static char init_path[PATH_MAX], stat_path[PATH_MAX];
 
 int
 sandbox_init_find(const char *dir)
@@ -78,9 +79,10 @@ sandbox_init_find(const char *dir)
 		dir = self;
 	}
 	if (pathf(init_path, sizeof(init_path), "%s/sandbox-init", dir) ==
-	    -1)
+	    -1 || pathf(stat_path, sizeof(stat_path), "%s/sandbox-stat.so",
+	    dir) == -1)
 		return -1;
-	return access(init_path, X_OK);
+	return access(init_path, X_OK) == -1 ? -1 : access(stat_path, R_OK);
 }
 
 const char *
@@ -89,23 +91,50 @@ sandbox_init_path(void)
 	return init_path;
 }
 
+/* One file of runnerd's copied into the shared root, replaced whole. */
+static int
+root_install(const char *root, const char *src, const char *dst_mount,
+    mode_t mode)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+
+	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, dst_mount) == -1 ||
+	    pathf(dst, sizeof(dst), "%s%s", root, dst_mount) == -1)
+		return -1;
+	(void)unlink(tmp);
+	if (copy_file(src, tmp, mode, 0, 0, 0, NULL) == -1 ||
+	    rename(tmp, dst) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * sandbox-init in the shared root made here, where it costs a sandbox
- * nothing: a bind mount of its own made each start about 10 ms slower
- * (runsc serves each mount apart).  Copied at every start, so that the
- * root has this build's.
+ * sandbox-init and sandbox-stat.so in the shared root made here, where
+ * they cost a sandbox nothing: a bind mount of its own made each start
+ * about 10 ms slower (runsc serves each mount apart).  Copied at every
+ * start, so that the root has this build's.  /etc/ld.so.preload names
+ * the library once it is there: a name without its file would make
+ * every program warn.
  */
 static int
 init_install(const char *root)
 {
 	char tmp[PATH_MAX], dst[PATH_MAX];
+	int fd, ok;
 
-	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, INIT_MOUNT) == -1 ||
-	    pathf(dst, sizeof(dst), "%s%s", root, INIT_MOUNT) == -1)
+	if (root_install(root, init_path, INIT_MOUNT, 0555) == -1 ||
+	    root_install(root, stat_path, STAT_MOUNT, 0444) == -1 ||
+	    pathf(tmp, sizeof(tmp), "%s/etc/ld.so.preload.new", root) == -1 ||
+	    pathf(dst, sizeof(dst), "%s/etc/ld.so.preload", root) == -1)
 		return -1;
 	(void)unlink(tmp);
-	if (copy_file(init_path, tmp, 0555, 0, 0, 0, NULL) == -1 ||
-	    rename(tmp, dst) == -1) {
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0444)) == -1)
+		return -1;
+	ok = write_full(fd, STAT_MOUNT "\n", sizeof(STAT_MOUNT)) == 0;
+	if (close(fd) == -1 || !ok || rename(tmp, dst) == -1) {
 		(void)unlink(tmp);
 		return -1;
 	}
@@ -302,8 +331,9 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
 	    credpath, 1)) == -1) || (conf->runnerd.rootfs[0] != '\0' &&
-	    json_array_append_new(m, bind_mount(INIT_MOUNT, init_path, 1)) ==
-	    -1) || (session && json_array_append_new(m,
+	    (json_array_append_new(m, bind_mount(INIT_MOUNT, init_path, 1)) ==
+	    -1 || json_array_append_new(m, bind_mount(STAT_MOUNT, stat_path,
+	    1)) == -1)) || (session && json_array_append_new(m,
 	    bind_mount(AGENT_MOUNT, conf->runnerd.session_agent, 1)) == -1)) {
 		json_decref(m);
 		return NULL;

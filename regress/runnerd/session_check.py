@@ -404,6 +404,12 @@ def check_threads(sock):
             expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
 
 
+def check_coreutils(sock):
+    for where, lines in probed(sock, "coreutils"):
+        for w in ("ls", "ls_root", "ls_l", "stat", "cp_a", "du", "find"):
+            expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
+
+
 def check_userns(sock):
     for where, lines in probed(sock, "userns"):
         for w in ("unshare_cmd", "clone_newuser", "clone3_newuser"):

@@ -32,6 +32,7 @@ rd_case egress_fanout "400 relays at once: proxy processes within pids" 180
 rd_case egress_idle "an idle relay is closed after 60 s" 180
 rd_case filesystem "read-only root, uid 65534, no capabilities"
 rd_case threads "threads, thread pools, posix_spawn and subprocess work"
+rd_case coreutils "ls, stat, cp -a, du and find work as on the host"
 rd_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
 rd_case credential "clean environment; credential file read-only, then gone"
 rd_case memory "an allocation past the memory limit fails: memory_limit"
@@ -46,7 +47,7 @@ rd_case leftovers "nothing left behind after 200 calls" 300
 atf_init_test_cases()
 {
 	for t in kernel network egress egress_fanout egress_idle filesystem \
-	    threads userns credential memory pids deadline output bigresult bigoutput \
+	    threads coreutils userns credential memory pids deadline output bigresult bigoutput \
 	    nuloutput leftovers; do
 		atf_add_test_case "$t"
 	done

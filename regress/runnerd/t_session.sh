@@ -82,6 +82,7 @@ ss_case timeout "call timeout and output cap end the call, not the session"
 ss_case limits "fork loop and 4 GiB: limit reports, the session lives on"
 ss_case isolation "one session sees no files or processes of another"
 ss_case threads "threads, thread pools, posix_spawn and subprocess work"
+ss_case coreutils "ls, stat, cp -a, du and find work as on the host"
 ss_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
 ss_case owner "another client cannot use a session; it ends with its client"
 ss_case caps "sessions per user (all its clients) and in total are capped"
@@ -97,7 +98,8 @@ ss_case nul "NUL and non-UTF-8 output returned whole; the session lives on"
 atf_init_test_cases()
 {
 	for t in state primes files timeout limits isolation owner caps reap \
-	    audit warm breakout bigout workdir tmpfull threads userns nul; do
+	    audit warm breakout bigout workdir tmpfull threads coreutils userns \
+	    nul; do
 		atf_add_test_case "$t"
 	done
 }
