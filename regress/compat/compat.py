@@ -6,7 +6,7 @@ same in the sandbox.
 
 CPython's own test modules (python-modules, Debian's
 libpython3.11-testsuite) are run natively first, each as
-"python3 -m test -q M" in a scratch directory, as uid 65534 with the
+"python3 -m test -q -W M" in a scratch directory, as uid 65534 with the
 sandbox's environment, NATIVE_TIMEOUT seconds each; those that pass are
 run the same way through mcpd, as an MCP client over stdio: in a session
 (run_shell opens it, then the command with its session_id, then
@@ -150,7 +150,8 @@ def read_modules(path, quick):
 
 
 def module_command(mod, ignores=(), matches=()):
-    cmd = "python3 -m test -q " + mod
+    # -W: the output of a failing test, for its name and error.
+    cmd = "python3 -m test -q -W " + mod
     for p in ignores:
         cmd += " -i '%s'" % p
     for p in matches:
@@ -514,6 +515,8 @@ def main():
         if shutil.which(prog) is None:
             print("compat: no " + prog, file=sys.stderr)
             return 2
+    # SIGTERM (kyua's timeout, a person) still stops what was started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
     r = Run(a)
     code = 0
     try:
