@@ -207,7 +207,7 @@ soak: all
 	python3 regress/soak/soak.py $(BUILD) $${SOAK_MIN:-30} 64
 
 # Not in CI: the differential suite, CPython's test modules and the shell
-# set on the host against the sandboxes (regress/compat; about an hour).
+# set on the host against the sandboxes (regress/compat; long).
 compat: all
 	python3 regress/compat/compat.py $(COMPAT_ARGS) $(abspath $(BUILD)/bin) \
 	    $(BUILD)/compat
