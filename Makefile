@@ -206,6 +206,12 @@ bench: all
 soak: all
 	python3 regress/soak/soak.py $(BUILD) $${SOAK_MIN:-30} 64
 
+# Not in CI: the differential suite, CPython's test modules and the shell
+# set on the host against the sandboxes (regress/compat; long).
+compat: all
+	python3 regress/compat/compat.py $(COMPAT_ARGS) $(abspath $(BUILD)/bin) \
+	    $(BUILD)/compat
+
 run: all
 	scripts/run-dev $(BUILD)
 
@@ -261,4 +267,4 @@ install: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES)
 clean:
 	rm -rf obj obj-asan obj-fuzz
 
-.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify
+.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify compat

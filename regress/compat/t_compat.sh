@@ -1,0 +1,48 @@
+#! /usr/bin/env atf-sh
+# The quick part of the differential suite (issue 31; compat.py; the
+# whole is make compat): the shell set and a few fast CPython modules,
+# on the host as uid 65534 and through mcpd in a session and a one-shot
+# sandbox.  No skip: without root, runsc or the daemons the suite
+# cannot start, and that fails.
+
+cp_run()
+{
+	python3 "$(atf_get_srcdir)/compat.py" \
+	    --srcdir "$(atf_config_get srcdir)" "$@" \
+	    "$(atf_config_get bindir)" out > compat.log 2>&1
+	rc=$?
+	cat compat.log
+	[ $rc -eq 0 ] && return 0
+	[ $rc -eq 2 ] && atf_fail "the suite did not start: $(grep '^compat:' \
+	    compat.log | tr '\n' ' ')"
+	atf_fail "$(grep -c '^FAIL:' compat.log) differences: $(grep \
+	    '^FAIL:' compat.log | head -20 | tr '\n' ';')"
+}
+
+atf_test_case shell
+shell_head()
+{
+	atf_set descr "The shell set: host against session and one-shot sandbox"
+	atf_set timeout 600
+}
+shell_body()
+{
+	cp_run --no-python
+}
+
+atf_test_case python
+python_head()
+{
+	atf_set descr "Fast CPython test modules: native against the sandboxes"
+	atf_set timeout 600
+}
+python_body()
+{
+	cp_run --quick --no-shell
+}
+
+atf_init_test_cases()
+{
+	atf_add_test_case shell
+	atf_add_test_case python
+}
