@@ -13,9 +13,10 @@ linger on close, calls that print NUL bytes, and calls that fill /work
 past runnerd.work_max.
 
 Every 10 s it samples each daemon's (and runnerd's children's) RSS and
-open descriptors.  At the end: the samples after the first fifth of the
-run, whose last must be within 10 % (or 4 MiB, 8 descriptors) of their
-first; p50/p99 of the one-shot calls; every request's trail with
+open descriptors, and once more at rest, 10 s after the clients have
+stopped.  At the end: the first sample after the first fifth of the run
+against the one at rest, which must be within 10 % (or 4 MiB, 8
+descriptors) of it; p50/p99 of the one-shot calls; every request's trail with
 exactly one end in the audit log; and `auditctl verify` of the chain.
 Exits 1 when any of them fails.
 
@@ -294,6 +295,10 @@ def main():
             time.sleep(SAMPLE_S)
         for t in threads:
             t.join(120)
+        # At rest: what a call holds while it runs (a sandbox's
+        # descriptors, its buffers) is given back, or it leaked.
+        time.sleep(SAMPLE_S)
+        rest = {name: sample(pid) for name, pid in pids_of(daemons).items()}
         suite.close()
         total, bad = trails(f"{w}/var/audit.jsonl")
         verify = subprocess.run([f"{build}/bin/auditctl", "-f",
@@ -303,11 +308,12 @@ def main():
     print(f"soak: {minutes:g} min, {clients} clients; done: " +
           ", ".join(f"{k} {v}" for k, v in sorted(run.counts.items())))
     print("RSS (KiB) and descriptors, from the end of the first fifth to "
-          "the end:")
+          "the end, at rest after the clients stopped:")
     for name, s in samples.items():
         s = [x for x in s if x[0] >= minutes * 60 / 5] or s
-        first, last = s[0], s[-1]
-        peak = max(x[1] for x in s)
+        first = s[0]
+        last = (None, *rest[name]) if rest.get(name) else s[-1]
+        peak = max([x[1] for x in s] + [last[1]])
         flat = last[1] <= max(first[1] * 1.1, first[1] + 4096) and \
             last[2] <= max(first[2] * 1.1, first[2] + 8)
         failed |= not flat
