@@ -141,6 +141,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "rootfs", STR(struct runnerd_conf, rootfs) },
 	{ "timeout", NUM(YF_SECONDS, struct runnerd_conf, timeout, 1, 86400) },
 	{ "memory", NUM(YF_BYTES, struct runnerd_conf, memory, 32 * MB, 1024 * GB) },
+	{ "address_space", NUM(YF_BYTES, struct runnerd_conf, address_space, 64 * MB, 1024 * GB) },
 	{ "pids", NUM(YF_INT, struct runnerd_conf, pids, 8, 65536) },
 	{ "cpu_percent", NUM(YF_INT, struct runnerd_conf, cpu_percent, 1, 100000) },
 	{ "tmp_size", NUM(YF_BYTES, struct runnerd_conf, tmp_size, 1 * MB, 1024 * GB) },
@@ -445,6 +446,7 @@ config_defaults(struct as_config *c)
 	    sizeof(c->runnerd.state_dir));
 	c->runnerd.timeout = 60;
 	c->runnerd.memory = 512 * MB;
+	c->runnerd.address_space = 2 * GB;
 	c->runnerd.pids = 64;
 	c->runnerd.cpu_percent = 100;
 	c->runnerd.tmp_size = 64 * MB;
@@ -694,7 +696,8 @@ config_print(const struct as_config *c)
 	print_acl("operators", &c->runnerd.operators);
 	printf("  backend: %s\n  runsc: \"%s\"\n  state_dir: \"%s\"\n",
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
-	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n  pids: %ld\n"
+	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n"
+	    "  address_space: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  work_max: %ld\n"
 	    "  output_max: %ld\n"
 	    "  max_calls: %ld\n  inflight_per_user: %ld\n"
@@ -702,7 +705,8 @@ config_print(const struct as_config *c)
 	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
 	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
 	    c->runnerd.rootfs,
-	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.pids,
+	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.address_space,
+	    c->runnerd.pids,
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
 	    c->runnerd.work_max, c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.inflight_per_user, c->runnerd.queue_max, c->runnerd.queue_wait,

@@ -40,6 +40,7 @@ struct runnerd_conf {
 	char		rootfs[PATH_MAX];	/* "": the host's /usr etc. read-only */
 	long		timeout;	/* seconds before a sandbox is killed */
 	long		memory;		/* bytes, the whole sandbox */
+	long		address_space;	/* bytes, one process of the agent's */
 	long		pids;		/* processes inside (RLIMIT_NPROC) */
 	long		cpu_percent;	/* 100: one CPU */
 	long		tmp_size;	/* bytes of /tmp */

@@ -504,12 +504,14 @@ spec_args(json_t *argv)
 /*
  * Limits gVisor enforces inside, per process: fork fails with EAGAIN
  * past pids tasks of the sandbox user, and where the agent's own code
- * runs an allocation past memory fails with ENOMEM (MemoryError in
- * Python), so that a limit ends a call rather than the sandbox.  This
- * runsc (20221219) has no memory limit of its own for the sandbox: the
- * address space of each process is what it enforces; programs that
- * reserve more than they use (Go about 800 MiB, Node about 1 GiB) need
- * memory set above that.
+ * runs an allocation past address_space fails with ENOMEM (MemoryError
+ * in Python), so that an absurd allocation ends a call rather than the
+ * sandbox.  It is not memory: a process reserves address space it never
+ * touches (a thread's 8 MiB stack, glibc's 64 MiB a malloc arena, Go's
+ * and Node's heaps), and at 512 MiB Python started no more than about
+ * 20 threads at once here.  This runsc enforces no other bound inside
+ * (RLIMIT_DATA is not applied to mmap); memory is the host cgroup's
+ * (launcher_cgroup.c).
  */
 static json_t *
 spec_rlimits(const struct as_config *conf, int address_space)
@@ -523,8 +525,8 @@ spec_rlimits(const struct as_config *conf, int address_space)
 	    "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
 	if (r != NULL && address_space && json_array_append_new(r,
 	    json_pack("{s:s, s:I, s:I}", "type", "RLIMIT_AS", "hard",
-	    (json_int_t)conf->runnerd.memory, "soft",
-	    (json_int_t)conf->runnerd.memory)) == -1) {
+	    (json_int_t)conf->runnerd.address_space, "soft",
+	    (json_int_t)conf->runnerd.address_space)) == -1) {
 		json_decref(r);
 		return NULL;
 	}

@@ -26,10 +26,11 @@
 #define CGROUP_PARENT	"agent-sandbox"
 /*
  * The cgroup is the outer bound, above the limits gVisor enforces inside
- * (RLIMIT_AS and RLIMIT_NPROC, launcher_bundle.c), so that those trip
- * first and end one allocation or fork rather than the sandbox.  Memory:
- * one process at its address-space limit, beside the sentry, the gofer
- * and the session agent (measured: 20 MiB for an idle sentry).  Pids:
+ * (RLIMIT_AS and RLIMIT_NPROC, launcher_bundle.c), which end one
+ * allocation or fork rather than the sandbox.  Memory: it is what holds
+ * the sandbox to memory (and /work's tmpfs to work_max), with room for
+ * the sentry, the gofer and the session agent (measured: 20 MiB for an
+ * idle sentry).  Pids:
  * the ptrace platform backs each address space inside with a host stub
  * process and a thread in it per sentry thread that ran it (measured on
  * 2 cores: 7 host pids a task for 64 busy Python tasks, 23 for 32

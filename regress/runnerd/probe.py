@@ -165,8 +165,39 @@ def spawn():
         raise OSError("true failed")
 
 
+def many_threads(n=24):
+    """n threads alive at once, each with its malloc arena: 20 could not
+    start under an address-space cap of 512 MiB."""
+    barrier = threading.Barrier(n + 1)
+
+    def hold():
+        kept = [bytearray(300000) for _ in range(3)]
+        try:
+            barrier.wait()
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass    # a later thread could not start
+        del kept
+
+    ts = [threading.Thread(target=hold) for _ in range(n)]
+    started = []
+    try:
+        for t in ts:
+            t.start()
+            started.append(t)
+        barrier.wait()
+        barrier.wait()
+    except RuntimeError:
+        barrier.abort()     # the started ones leave
+        raise
+    finally:
+        for t in started:
+            t.join()
+
+
 def threads():
     print("thread=" + outcome(thread))
+    print("many_threads=" + outcome(many_threads))
     print("futures=" + outcome(futures))
     print("posix_spawn=" + outcome(spawn))
     print("subprocess=" + outcome(lambda: command("true")))

@@ -400,7 +400,8 @@ def probed(sock, what):
 
 def check_threads(sock):
     for where, lines in probed(sock, "threads"):
-        for w in ("thread", "futures", "posix_spawn", "subprocess"):
+        for w in ("thread", "many_threads", "futures", "posix_spawn",
+                  "subprocess"):
             expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
 
 
