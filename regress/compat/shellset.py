@@ -41,10 +41,13 @@ GITENV = ("GIT_AUTHOR_DATE='2026-12-02T12:00:00Z' "
 SET = [
     ("ls", [], "touch b a; mkdir d; ls; ls d"),
     ("ls_path", [], "touch f; ls f; ls ./f; ls -d ."),
-    ("ls_la", ["time", "dirsize"],
-     "printf abc > f; mkdir d; ls -la --time-style=long-iso"),
+    # -A: the scratch directory's parent is the harness's on the host
+    # and /work's tmpfs in the sandbox.
+    ("ls_la", ["time", "dirsize", "spaces"],
+     "printf abc > f; mkdir d; ls -lA --time-style=long-iso"),
     ("ls_l", ["time"], "printf abc > f; ln -s f l; ls -l --time-style=long-iso f l"),
-    ("stat", ["time", "inode", "device", "blocks"], "printf abc > f; stat f"),
+    ("stat", ["time", "inode", "device", "blocks", "spaces"],
+     "printf abc > f; stat f"),
     ("stat_format", [], "printf abc > f; chmod 640 f; stat -c '%n %s %F %a %U %G' f"),
     ("cp_a", [],
      "mkdir -p src/d; printf x > src/d/f; chmod 640 src/d/f; ln -s f src/d/l; "
@@ -164,6 +167,8 @@ NORMALISERS = {
     "blocks": [(re.compile(r"Blocks: \d+(\s+)IO Block: \d+"),
                 r"Blocks: B\1IO Block: B")],
     "blocks_du": [(re.compile(r"^\S+(\s+)d$", re.M), r"SIZE\1d")],
+    # Columns padded to the widest of those numbers.
+    "spaces": [(re.compile(r"[ \t]+"), " ")],
     # A directory's size is the file system's too.
     "dirsize": [(re.compile(r"^(d\S+\s+\d+\s+\S+\s+\S+\s+)\d+", re.M),
                  r"\1SIZE"), (re.compile(r"^total \d+$", re.M), "total N")],
