@@ -151,12 +151,26 @@ static const char root_group[] =
     "nogroup:x:65534:\n";
 
 /*
+ * localhost from the file, never asked of a resolver the sandbox has no
+ * route to (without these, each lookup of it waited out glibc's DNS
+ * tries, and CPython's test_logging took its whole deadline).
+ */
+static const char root_hosts[] =
+    "127.0.0.1\tlocalhost\n"
+    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char root_nsswitch[] =
+    "passwd: files\n"
+    "group: files\n"
+    "hosts: files dns\n";
+
+/*
  * sandbox-init and sandbox-stat.so in the shared root made here, where
  * they cost a sandbox nothing: a bind mount of its own made each start
  * about 10 ms slower (runsc serves each mount apart).  Copied at every
  * start, so that the root has this build's.  /etc/ld.so.preload names
  * the library once it is there: a name without its file would make
- * every program warn.  /etc/passwd and /etc/group beside it.
+ * every program warn.  /etc/passwd, group, hosts and nsswitch.conf
+ * beside it.
  */
 static int
 init_install(const char *root)
@@ -165,7 +179,9 @@ init_install(const char *root)
 	    root_install(root, stat_path, STAT_MOUNT, 0444) == -1 ||
 	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ||
 	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
-	    root_write(root, "/etc/group", root_group) == -1 ? -1 : 0;
+	    root_write(root, "/etc/group", root_group) == -1 ||
+	    root_write(root, "/etc/hosts", root_hosts) == -1 ||
+	    root_write(root, "/etc/nsswitch.conf", root_nsswitch) == -1 ? -1 : 0;
 }
 
 /*

@@ -205,7 +205,7 @@ def threads():
 
 def output(argv, want, cwd):
     """argv's stdout is want, its stderr empty, and it exits 0."""
-    r = subprocess.run(argv, capture_output=True, cwd=cwd)
+    r = subprocess.run(argv, capture_output=True, cwd=cwd, timeout=20)
     if r.returncode != 0 or r.stdout != want or r.stderr:
         raise OSError("exited %d: %r %r" % (r.returncode, r.stdout,
                                              r.stderr[:200]))
@@ -215,7 +215,7 @@ def coreutils():
     """What agents run most, on a tree of their own: coreutils 9.1 asks
     statx for AT_NO_AUTOMOUNT, which this runsc refuses; owners by name
     (the root's /etc/passwd and /etc/group); cc and awk, which are links
-    through /etc/alternatives."""
+    through /etc/alternatives; localhost from /etc/hosts."""
     top = tempfile.mkdtemp()
     os.mkdir(os.path.join(top, "a"))
     with open(os.path.join(top, "a", "f"), "w") as f:
@@ -232,7 +232,10 @@ def coreutils():
               ("owner", ["sh", "-c", "ls -l a/f | awk '{print $3 \":\" $4}'"],
                b"nobody:nogroup\n"),
               ("id", ["id", "-un"], b"nobody\n"),
-              ("cc", ["sh", "-c", "command -v cc"], b"/usr/bin/cc\n"))
+              ("cc", ["sh", "-c", "command -v cc"], b"/usr/bin/cc\n"),
+              ("localhost", ["python3", "-c", "import socket; print("
+                             "socket.gethostbyname('localhost'))"],
+               b"127.0.0.1\n"))
     for name, argv, want in checks:
         print("%s=%s" % (name, outcome(lambda: output(argv, want, top))))
 
