@@ -530,9 +530,10 @@ def check_audit(sock):
 
 
 def check_warm(sock):
-    c = Client(sock)
-    # The pool (warm_pool: 1) gets time to start, and to refill.
-    for _ in range(3):
+    # The pool (warm_pool: 1) gets time to start, and to refill; a client
+    # each, within sessions_per_client.
+    clients = [Client(sock) for _ in range(3)]
+    for c in clients:
         time.sleep(3)
         opened(c, code="1")
     st = [e["fields"] for e in events() if e["event"] == "sandbox.started"]

@@ -62,7 +62,8 @@ ss_run()
 		echo $! >> rd.pids
 		SS_ARGS="$(pwd)/host-file $! ${addr:-127.0.0.1} $(cat ports)"
 		# Its fork loop: about 30 forks at tens of milliseconds each.
-		SS_TIMEOUT=30s ss_start ;;
+		# Its 768 MiB pass memory + work_max + 128M: the cgroup's bound.
+		SS_TIMEOUT=30s ss_start "  work_max: 64M" ;;
 	tmpfull)
 		ss_start "  tmp_size: 8M" ;;
 	limits)
