@@ -42,7 +42,7 @@ stop_runnerd_peers()
 
 # The session agent where images/session has it, for the runner.
 mkdir -p image/usr/local/libexec/agent-sandbox
-cp "$top/runnerd/session-agent.py" image/usr/local/libexec/agent-sandbox/
+cp "$top/sandbox-init/session-agent.py" image/usr/local/libexec/agent-sandbox/
 K8S_DOUBLE_IMAGE=$work/image
 export K8S_DOUBLE_IMAGE
 kb_cluster

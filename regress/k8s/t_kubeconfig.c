@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runnerd/kube.h"
+#include "kube.h"
 
 static void
 write_file(const char *path, const char *text)

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runnerd/kube.h"
-#include "../../runnerd/launcher.h"
+#include "kube.h"
+#include "launcher.h"
 
 #define REQ_ID	0x0123456789abcdefULL
 

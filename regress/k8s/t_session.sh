@@ -23,7 +23,7 @@ ks_cluster()
 {
 	img=$(pwd)/image/usr/local/libexec/agent-sandbox
 	mkdir -p "$img"
-	cp "$(atf_config_get srcdir)/runnerd/session-agent.py" "$img/" ||
+	cp "$(atf_config_get srcdir)/sandbox-init/session-agent.py" "$img/" ||
 	    atf_fail "no session agent"
 	K8S_DOUBLE_IMAGE=$(pwd)/image
 	export K8S_DOUBLE_IMAGE

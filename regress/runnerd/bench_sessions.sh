@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 RD_BIN="$top/${1:-obj}/bin"
 RD_LIB="$top/regress/runnerd"
 . "$RD_LIB/rd.subr"
-agent="  session_agent: $top/runnerd/session-agent.py"
+agent="  session_agent: $top/sandbox-init/session-agent.py"
 
 # The whole suite but mcpd, in $1 (mcpd is the benchmark's child).
 suite_start()

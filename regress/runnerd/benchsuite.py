@@ -31,7 +31,7 @@ runnerd:
   user: ""
   peers: {{ users: [{uid}] }}
   state_dir: {w}/var/runner
-  session_agent: {TOP}/runnerd/session-agent.py
+  session_agent: {TOP}/sandbox-init/session-agent.py
 {runnerd}approvald:
   user: ""
   peers: {{ users: [{uid}] }}

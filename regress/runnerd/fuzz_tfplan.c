@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runnerd/tfplan.h"
+#include "tfplan.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

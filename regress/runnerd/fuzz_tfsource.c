@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../runnerd/tfsource.h"
+#include "tfsource.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

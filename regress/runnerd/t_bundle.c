@@ -14,8 +14,8 @@
 
 #include "../../common/config.h"
 
-#include "../../runnerd/launcher.h"
-#include "../../runnerd/output.h"
+#include "launcher.h"
+#include "output.h"
 
 ATF_TC_WITHOUT_HEAD(workspace_names);
 ATF_TC_BODY(workspace_names, tc)

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "event.h"
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 #define TRAIL	"calls.trail"
 #define R1	"req-0000000000000001"

@@ -17,7 +17,7 @@
 
 #include "../../common/config.h"
 #include "../../common/sandbox.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 static struct as_config	 conf;
 static char		 base[PATH_MAX];

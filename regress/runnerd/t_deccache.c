@@ -7,7 +7,7 @@
 
 #include <atf-c.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 static void
 store(const char *tool, const char *verdict, int reuse_ms)

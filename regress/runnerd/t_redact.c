@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 static struct secret *
 loaded(const char *bytes)

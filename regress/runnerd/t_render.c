@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "../../common/config.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 #define PROBE_FORKS	300
 

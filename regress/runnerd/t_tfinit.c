@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "../../common/config.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 #define SNAPSHOT "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define LOCK "provider \"registry.terraform.io/hashicorp/null\" {\n" \

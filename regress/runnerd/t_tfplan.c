@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runnerd/tfplan.h"
+#include "tfplan.h"
 
 #define WEB	"terraform_data.web"
 #define CANARY	"terraform_data.canary"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runnerd/tfsource.h"
+#include "tfsource.h"
 
 static char why[1024];
 static struct tf_facts facts;

@@ -6,7 +6,7 @@
 #include <atf-c.h>
 #include <string.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 #include "tools.h"
 
 #define ARGV		0x01	/* its sandbox's command */

@@ -49,7 +49,7 @@ tr_wait()
 tr_start()
 {
 	rd_peer_alone approval.sock approvald
-	RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
+	RD_EXTRA="  session_agent: $(atf_config_get srcdir)/sandbox-init/session-agent.py
   warm_pool: 1
   timeout: 60s" rd_start --serve broker.sock --serve audit.sock ||
 	    atf_fail "runnerd did not start: $(cat runnerd.log)"
