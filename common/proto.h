@@ -152,11 +152,11 @@
 	X(AGENT_REPLY,		952,	0, "AGENT_REPLY") /* one a request */ \
 	/* launcher: end the request in progress */			\
 	X(AGENT_CANCEL,		953,	0, "AGENT_CANCEL")		\
-	/* The kubernetes helper <-> its claim keeper (kube_claim.c). */ \
+	/* The kubernetes helper <-> its claim keeper (kube/claim.c). */ \
 	X(CLAIM_SEED,		980,	0, "CLAIM_SEED") /* the run request */ \
 	/* helper: {"request", "result"} */				\
 	X(CLAIM_COLLECT,	981,	0, "CLAIM_COLLECT")		\
-	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY") /* kube_claim.c */
+	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY") /* kube/claim.c */
 
 enum msg_type {
 #define MSG_ENUM(sym, num, fd, name)	sym = num,

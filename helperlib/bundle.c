@@ -227,8 +227,8 @@ request_ok(json_t *req)
 	if (!json_is_array(argv) || json_array_size(argv) == 0)
 		return 0;
 	/*
-	 * Only the launcher makes session bundles (launcher_session.c)
-	 * and pooled ones (launcher_tfpool.c).
+	 * Only the launcher makes session bundles (launcher/session.c)
+	 * and pooled ones (launcher/tfpool.c).
 	 */
 	if (json_object_get(req, "session") != NULL ||
 	    json_object_get(req, "pooled") != NULL)

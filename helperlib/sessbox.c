@@ -2,8 +2,8 @@
  * Session sandboxes, the helper's half, for either backend: each is a
  * child process whose socket carries the session agent's frames
  * (session-agent.py): runsc with the agent as its one process
- * (launcher_session.c), or a kubernetes worker that bridges the agent
- * in a claimed Sandbox's pod (kube_session.c).  The backend's ops
+ * (launcher/session.c), or a kubernetes worker that bridges the agent
+ * in a claimed Sandbox's pod (kube/session.c).  The backend's ops
  * start, stop and clean up; here are the agent's protocol, the
  * timers, the engine's messages and, where the backend keeps one here,
  * the warm pool of started sandboxes, so that opening a session is a

@@ -1,7 +1,7 @@
 /*
  * Session sandboxes in a backend's helper (sessbox.c): the agent's
  * protocol, timers and warm pool, shared by the gvisor launcher
- * (launcher_session.c) and the kubernetes helper (kube_session.c),
+ * (launcher/session.c) and the kubernetes helper (kube/session.c),
  * which each say how a session's child process starts, stops and is
  * cleaned up after.
  */
@@ -64,7 +64,7 @@ void	 sessbox_shutdown(void);
 json_t	*sessbox_agent_argv(const struct as_config *, const char *,
 	    const char *);
 
-/* launcher_session.c: runsc's ops */
+/* launcher/session.c: runsc's ops */
 void	 launcher_sessions(const struct as_config *, const char *);
 
 #endif

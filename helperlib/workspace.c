@@ -1,6 +1,6 @@
 /*
  * Terraform's lasting pieces, on the launcher's side (or the claim
- * keeper's, kube_claim.c): the working directory copied into a call's
+ * keeper's, kube/claim.c): the working directory copied into a call's
  * workspace, the state kept between calls in runnerd's state directory
  * (on the claim with the kubernetes backend), and saved plans stored
  * under their SHA-256.  The sandbox sees copies only, never a host
@@ -16,8 +16,8 @@
  * terraform did is never forgotten), and with plan_save "plans_kept_for" (seconds: older
  * saved plans and snapshots of that working directory are removed once
  * the new one is kept), "poolable" (a started sandbox of the
- * terraform pool may run it, launcher_tfpool.c) and "init_cache" (with
- * "providers": .terraform from the init cache, launcher_tfinit.c).
+ * terraform pool may run it, launcher/tfpool.c) and "init_cache" (with
+ * "providers": .terraform from the init cache, launcher/tfinit.c).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -457,7 +457,7 @@ module_seed(const char *state, const char *snap, const char *work,
 	return 0;
 }
 
-/* A bundle's PLAN_DIR, beside its work/ (launcher_bundle.c). */
+/* A bundle's PLAN_DIR, beside its work/ (helperlib/bundle.c). */
 static int
 plan_dir_of(const char *work, char *buf, size_t len)
 {
@@ -597,7 +597,7 @@ seed_child(void *arg)
 /*
  * workspace_seed in a child that can read nothing but the working
  * directory and the init cache and write nothing but runnerd's
- * terraform state and the workspace (launcher_confine.c).  The
+ * terraform state and the workspace (launcher/confine.c).  The
  * snapshot's digest comes back into req, and with "init_cache" what
  * tfinit_seed found ("init").  With render, work is the render's of the
  * plan req was seeded for: it gets the .terraform the plan got, nothing
@@ -699,7 +699,7 @@ collect_child(void *arg)
 /*
  * After the sandbox, files_collect and workspace_keep in a child that
  * reads nothing but the workspace and writes nothing but runnerd's
- * terraform state and plan_to (launcher_confine.c); what they give goes
+ * terraform state and plan_to (launcher/confine.c); what they give goes
  * into r.  With plan_to, the plan kept goes there too, checked, for its
  * render.
  */

@@ -85,7 +85,7 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 
 /*
  * /work: an emptyDir, or with claim the call's own directory on
- * terraform's claim (kube_claim.c), so that the pod reaches no other.
+ * terraform's claim (kube/claim.c), so that the pod reaches no other.
  */
 static json_t *
 work_volume(const struct as_config *conf, int claim)

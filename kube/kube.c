@@ -2,11 +2,11 @@
  * The kubernetes helper: it reads runnerd's kubeconfig, drops to
  * runnerd.user and runs without a seccomp filter (libcurl needs DNS,
  * TLS and threads); it sweeps leftover Jobs, then forks one worker per
- * call (kube_run.c) so that calls wait on the cluster side by side.  A
+ * call (kube/run.c) so that calls wait on the cluster side by side.  A
  * kill is SIGTERM to the worker: its wait ends and it still deletes
  * what it created.  A call with files (the terraform tools) has its
  * /work on terraform's claim, filled before the Job and emptied after
- * it by the claim keeper (kube_claim.c), which the helper forks before
+ * it by the claim keeper (kube/claim.c), which the helper forks before
  * it drops root.
  */
 #include <sys/types.h>

@@ -33,7 +33,7 @@ struct kube_api {
 	char	 warning[1024];		/* the last answer's Warning header */
 };
 
-/* kube_api.c */
+/* kube/api.c */
 extern volatile sig_atomic_t	kube_cancelled;	/* set by a signal */
 int	 kube_load(struct kube_api *, const char *, char *, size_t);
 void	 kube_free(struct kube_api *);
@@ -47,18 +47,18 @@ typedef int	(*kube_event_cb)(const char *, json_t *, void *);
 int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 	    void *, char *, size_t);
 
-/* kube_job.c: the objects, built from the configuration alone */
+/* kube/job.c: the objects, built from the configuration alone */
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
 json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int, int);
 json_t	*kube_secret(const struct as_config *, uint64_t, const char *,
 	    const void *, size_t);
 
-/* kube_run.c: one call in a worker process, and the start-up sweep */
+/* kube/run.c: one call in a worker process, and the start-up sweep */
 json_t	*kube_run(const struct as_config *, struct kube_api *, uint64_t,
 	    json_t *, int, int);
 json_t	*kube_sweep(const struct as_config *, struct kube_api *);
 
-/* kube_claim.c: terraform's claim, and the keeper that alone writes on it */
+/* kube/claim.c: terraform's claim, and the keeper that alone writes on it */
 int	 claim_needed(json_t *);
 int	 claim_call_path(const char *, uint64_t, char *, size_t);
 void	 claim_start(const struct as_config *);
@@ -67,7 +67,7 @@ int	 claim_seed(uint64_t, json_t *, char *, size_t);
 void	 claim_collect(uint64_t, json_t *, json_t *);
 
 /*
- * kube_ws.c: pods/exec over a WebSocket (RFC 6455) with the
+ * kube/ws.c: pods/exec over a WebSocket (RFC 6455) with the
  * v4.channel.k8s.io framing: each message's first byte is its stream.
  */
 #define KUBE_WS_STDIN	0
@@ -87,7 +87,7 @@ int	 kube_ws_send(struct kube_ws *, int, const void *, size_t);
 int	 kube_ws_read(struct kube_ws *, kube_ws_cb, void *);
 void	 kube_ws_close(struct kube_ws *);
 
-/* kube_session.c: sessions on claimed agent-sandbox Sandboxes */
+/* kube/session.c: sessions on claimed agent-sandbox Sandboxes */
 int	 kube_sessions(const struct as_config *, struct kube_api *);
 void	 kube_session_message(uint32_t, uint64_t, const uint8_t *, size_t);
 int	 kube_engine_send(uint32_t, uint64_t, json_t *);

@@ -8,7 +8,7 @@
  * a ready Sandbox of the pool, or makes one; the claim's Ready
  * condition and status.sandbox.name say when and which.
  *
- * The agent runs through the API server's pods/exec (kube_ws.c), its
+ * The agent runs through the API server's pods/exec (kube/ws.c), its
  * stdin and stdout the exec stream: the pod listens on nothing, and
  * only who may create pods/exec in the namespace (runnerd's RBAC)
  * reaches it.  Each session is a worker process of the kubernetes

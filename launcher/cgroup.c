@@ -26,7 +26,7 @@
 #define CGROUP_PARENT	"agent-sandbox"
 /*
  * The cgroup is the outer bound, above the limits gVisor enforces inside
- * (RLIMIT_AS and RLIMIT_NPROC, launcher_bundle.c), so that those trip
+ * (RLIMIT_AS and RLIMIT_NPROC, helperlib/bundle.c), so that those trip
  * first and end one allocation or fork rather than the sandbox.  Memory:
  * one process at its address-space limit, beside the sentry, the gofer
  * and the session agent (measured: 20 MiB for an idle sentry).  Pids:
@@ -83,7 +83,7 @@ cg_mkdir(char *dir, size_t len, const char *controller, const char *cid)
 }
 
 /*
- * /work's tmpfs is charged here too (launcher_workfs.c): a full /work
+ * /work's tmpfs is charged here too (launcher/workfs.c): a full /work
  * then ends in ENOSPC, not in this limit.
  */
 long

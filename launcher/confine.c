@@ -8,7 +8,7 @@
  * filesystem access, in every mount namespace (Landlock's "filesystem
  * topology modification" rule), and a domain is inherited by every
  * child and exec.  runsc's gofer and sandbox pivot_root into their own
- * roots and bwrap (launcher_render.c) mounts the render's root; both fail with
+ * roots and bwrap (launcher/render.c) mounts the render's root; both fail with
  * EPERM under any ruleset.  So the launcher process reads no agent
  * tree itself: seeding a workspace, and collecting files, state and
  * plans from it, run here, in a child whose Landlock domain reads only

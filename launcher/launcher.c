@@ -6,7 +6,7 @@
  * and container removed before the result goes back.  No retries.
  *
  * With runnerd.terraform_pool, terraform's sandboxes are started ahead,
- * each waiting for the one call that claims it (launcher_tfpool.c); a
+ * each waiting for the one call that claims it (launcher/tfpool.c); a
  * claimed one is then a one-shot sandbox like any other, and the pool
  * is refilled when a call ends, so that a start does not compete with
  * a call for the CPU.
@@ -350,7 +350,7 @@ sbx_render_start(struct sbx *s)
 
 /*
  * After a clean plan: the plan shown where no module code ran
- * (launcher_render.c), unless it went at "render" (sbx_phase); 0 when
+ * (launcher/render.c), unless it went at "render" (sbx_phase); 0 when
  * r is to wait for it.
  */
 static int

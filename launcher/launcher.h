@@ -36,8 +36,8 @@
  * address and version of the characters terraform writes there and
  * nothing else, so that nothing of the file but those two reaches the
  * configuration; then init from the plugin directory only, the lock
- * file unchanged (the init cache's builder, launcher_tfinit.c, and the
- * render, launcher_render.c).
+ * file unchanged (the init cache's builder, launcher/tfinit.c, and the
+ * render, launcher/render.c).
  */
 #define TF_LOCK_PROVIDERS "awk 'BEGIN { print \"terraform {\"; " \
     "print \"required_providers {\" } " \
@@ -52,7 +52,7 @@
     ".terraform.lock.hcl >providers.tf"
 #define TF_LOCK_INIT "terraform init -input=false -no-color " \
     "-lockfile=readonly -plugin-dir=" PROVIDER_MOUNT " </dev/null"
-/* launcher_render.c's sandbox */
+/* launcher/render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
 
 struct sbx;
@@ -64,7 +64,7 @@ struct env_var {
 };
 extern const struct env_var sandbox_env[];
 
-/* launcher_phase.c: a one-shot sandbox's phases, as they start */
+/* launcher/phase.c: a one-shot sandbox's phases, as they start */
 #define PHASE_NAME_MAX	16
 struct phase {
 	int		 fd;		/* -1: none (left) to read */
@@ -105,7 +105,7 @@ void	 helper_session_cancel(uint64_t);
 void	 helper_session_close(uint64_t);
 void	 helper_stop(void);
 
-/* launcher_bundle.c */
+/* helperlib/bundle.c */
 int	 workspace_name_ok(const char *);
 int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
@@ -125,21 +125,21 @@ int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 int	 rm_tree(const char *);
 
-/* launcher_workfs.c: each sandbox's /work, a tmpfs of work_max bytes */
+/* launcher/workfs.c: each sandbox's /work, a tmpfs of work_max bytes */
 int	 work_mount(const struct as_config *, const char *);
 int	 bundle_remove(const char *);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
-/* launcher_tfpool.c: the terraform pool's sandboxes */
+/* launcher/tfpool.c: the terraform pool's sandboxes */
 json_t	*tfpool_box_request(void);
 int	 tfpool_mounts(const struct as_config *, const char *, json_t *);
 const char *tfpool_script(const json_t *);
 int	 tfpool_claim(const struct as_config *, const char *, const json_t *,
 	    int, char *, size_t);
 
-/* launcher_tfinit.c: terraform init, cached per lock file */
+/* launcher/tfinit.c: terraform init, cached per lock file */
 int	 tfinit_key(const json_t *, const char *, size_t,
 	    char [SHA256_HEX_LEN + 1]);
 int	 tfinit_dir(const struct as_config *, char *, size_t);
@@ -153,7 +153,7 @@ int	 tfinit_reaped(pid_t, int);
 void	 tfinit_init(const struct as_config *);
 void	 tfinit_shutdown(void);
 
-/* launcher_confine.c: the launcher's reads of agent trees, under Landlock */
+/* launcher/confine.c: the launcher's reads of agent trees, under Landlock */
 struct sandbox_paths;
 json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 	    json_t *(*)(void *), void *, char *, size_t);
@@ -173,7 +173,7 @@ void	 workspace_keep(const char *, json_t *, json_t *, int);
 void	 workspace_collect_confined(const struct as_config *, const char *,
 	    json_t *, json_t *, int, const char *);
 
-/* launcher_render.c: the plan shown where no module code ran */
+/* launcher/render.c: the plan shown where no module code ran */
 struct render {
 	pid_t		 pid;		/* bwrap: -1 before it, after its end */
 	int		 go;		/* -1 once it has gone */
@@ -203,7 +203,7 @@ void	 render_stop(struct render *);
 void	 render_collect(const struct as_config *, const char *, int, json_t *,
 	    const char *);
 
-/* launcher_cgroup.c */
+/* launcher/cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
 long	 cgroup_memory_max(const struct as_config *);
@@ -212,19 +212,19 @@ int	 cgroup_enter(const char *, const char *, long);
 void	 cgroup_kill(const char *);
 void	 cgroup_remove(const char *);
 
-/* launcher_egress.c */
+/* launcher/egress.c */
 void	 egress_init(const struct as_config *);
 pid_t	 egress_start(const char *, json_t *, int *);
 int	 egress_listen_here(int);
 
-/* launcher_journal.c: what was torn down after runnerd was gone */
+/* launcher/journal.c: what was torn down after runnerd was gone */
 void	 journal_lock(const struct as_config *);
 json_t	*journal_read(void);
 void	 journal_note(uint64_t, const char *);
 void	 journal_sync(void);
 void	 journal_remove(void);
 
-/* launcher_sweep.c */
+/* launcher/sweep.c */
 int	 runsc_cmd(const struct as_config *, char *, size_t, ...)
 	    __attribute__((sentinel));
 json_t	*sweep(const struct as_config *);

@@ -66,7 +66,7 @@
  * A saved plan holds the configuration and the lock file it was made
  * with, so the render shows it from an empty directory and never reads
  * the module: with the .terraform of the init cache and the lock file
- * it was keyed by when the launcher gave them (launcher_tfinit.c), else
+ * it was keyed by when the launcher gave them (launcher/tfinit.c), else
  * (or when that fails: the plan's init added to the lock) from an init
  * on the plan's own lock file alone, as the cache's builder makes one.
  */
@@ -159,7 +159,7 @@ provider_bind(const char *name, const char *src, void *p)
  * allowed providers at PROVIDER_MOUNT and the environment of
  * sandbox_env, HOME_MOUNT a new empty directory uid 65534 cannot
  * write; the render's and the init cache's builder's
- * (launcher_tfinit.c).  stdin is in and stdout out,
+ * (launcher/tfinit.c).  stdin is in and stdout out,
  * each /dev/null when -1.  bwrap runs as root, so that it can bind what
  * uid 65534 could not reach by path (runnerd's state, the operator's
  * mirror); inside, setpriv drops to 65534 with no capability, no

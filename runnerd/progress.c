@@ -16,7 +16,7 @@
 
 #define BEAT_MS		5000
 
-/* Terraform's phases as the launcher names them (launcher_phase.c). */
+/* Terraform's phases as the launcher names them (launcher/phase.c). */
 static const struct {
 	const char	*phase;
 	const char	*message;

@@ -5,7 +5,7 @@
  * user gets no more by running more clients, and in all), reaping after
  * an idle time and a lifetime, and the translation of a session tool's
  * call into the agent's request and of its reply into the MCP result.
- * The sandbox side is the backend's (launcher_session.c for gvisor).  A session
+ * The sandbox side is the backend's (launcher/session.c for gvisor).  A session
  * has no network and no credential: brokerd is never asked.  One call
  * at a time per session, its client's or an operator's (runnerctl's put
  * and get, which reach any session: control.c).

@@ -5,7 +5,7 @@
  * open, and past 1 MiB keeps only the open ones.  A runnerd killed
  * mid-call leaves calls begun and not ended, and the launcher leaves a
  * journal of the sandboxes it tore down after runnerd was gone
- * (launcher_journal.c).  At the next start both become
+ * (launcher/journal.c).  At the next start both become
  * audit events: sandbox.swept for each sandbox, and for each call the
  * one end it never got, tool.failed "runnerd restarted".
  */

@@ -192,7 +192,7 @@ def close_fds_except(*keep):
 
 
 # The launcher takes a reply of at most 4 MiB as sent (REPLY_MAX in
-# launcher_session.c); output that escapes badly (control bytes grow sixfold in
+# launcher/session.c); output that escapes badly (control bytes grow sixfold in
 # JSON) is cut until the encoded reply fits, and marked truncated.
 REPLY_MAX = 4 * 1024 * 1024 - 4096
 

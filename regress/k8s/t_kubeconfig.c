@@ -1,5 +1,5 @@
 /*
- * runnerd's kubeconfig reader (runnerd/kube_api.c, linked in here):
+ * runnerd's kubeconfig reader (kube/api.c, linked in here):
  * the current context's server, CA and user, from files or -data, and
  * clear errors for what it cannot use.
  */

@@ -1,5 +1,5 @@
 /*
- * runnerd's Job and Secret builders (runnerd/kube_job.c, linked in
+ * runnerd's Job and Secret builders (kube/job.c, linked in
  * here since the k8s area has no daemon of its own): every control the
  * kubernetes backend promises is in the JSON, and the API double's Pod
  * Security admission admits the Job but refuses it with any of the

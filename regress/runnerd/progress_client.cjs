@@ -73,7 +73,7 @@ async function main() {
 	check(increasing(seen), "terraform_plan's progress decreased");
 
 	// Later calls have no init phase once the init cache holds the
-	// module's lock file (launcher_tfinit.c), which it builds beside
+	// module's lock file (launcher/tfinit.c), which it builds beside
 	// the first call.
 	const initless = (want) => [want, want.replace('"terraform init",',
 	    "")];

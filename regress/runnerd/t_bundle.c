@@ -1,4 +1,4 @@
-/* The launcher's checks on what the engine asks of it (launcher_bundle.c). */
+/* The launcher's checks on what the engine asks of it (helperlib/bundle.c). */
 #include <sys/stat.h>
 #include <sys/wait.h>
 

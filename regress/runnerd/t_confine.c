@@ -1,6 +1,6 @@
 /*
  * The launcher reads agent trees only in a Landlock domain
- * (launcher_confine.c): a read outside the paths it was given fails
+ * (launcher/confine.c): a read outside the paths it was given fails
  * there, even as root.
  */
 #include <sys/stat.h>

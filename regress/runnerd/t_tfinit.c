@@ -1,5 +1,5 @@
 /*
- * The init cache's keys and copies (launcher_tfinit.c): a key for each
+ * The init cache's keys and copies (launcher/tfinit.c): a key for each
  * lock file and provider list, and an entry copied into a workspace
  * only when it holds directories, small files and links into the
  * plugin directory.
