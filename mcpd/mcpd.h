@@ -79,7 +79,6 @@ struct mcp_req {
 struct mcpd {
 	struct as_config	 conf;
 	struct channel		 runner;	/* runner.sock */
-	char			 owner[32];	/* session_owner for runnerd */
 	int			 out_fd;	/* stdout */
 	int			 initialized;	/* legacy handshake done */
 	char			 version[16];	/* negotiated by initialize */

@@ -193,7 +193,7 @@ def cmd_every(argv):
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": {"working_dir": "demo", "approval_id": aid},
         "plan_digest": "a" * 64, "all": True, "reason": "x",
-        "state": "approved", "decision": "allow", "session_owner": "t",
+        "state": "approved", "decision": "allow",
         "progress": False, "summary": {}, "plan_text": "",
         "client": CLIENT}).encode()
     for mtype in sorted(TYPES.values()) + [199, 299, 999, 65535]:

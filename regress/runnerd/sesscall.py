@@ -26,7 +26,7 @@ class ProtocolError(RuntimeError):
 
 
 class Client:
-    def __init__(self, path, owner="test", uid=None):
+    def __init__(self, path, uid=None):
         """uid: connect as that user (SO_PEERCRED takes the effective
         uid at connect), through the real path for its permissions."""
         if uid is None:
@@ -38,12 +38,10 @@ class Client:
                 self.conn = Conn(path)
             finally:
                 os.seteuid(0)
-        self.owner = owner
 
     def send(self, tool, args):
         reqid = int.from_bytes(os.urandom(8), "little") | 1
         self.conn.send(MSG_TOOL_CALL, {"tool": tool, "arguments": args,
-                                       "session_owner": self.owner,
                                        "progress": False}, reqid)
         return reqid
 
