@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # agent-sandbox: GNU make.  make, make test, make test-asan, make install.
 PREFIX	?= /usr/local
 DESTDIR	?=

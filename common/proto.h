@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The suite's wire: every message type of every channel, in one place.
  * Each frame is a struct msg_hdr followed by len bytes of payload.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One OCI bundle per call: a config.json for runsc, the workspace with
  * the call's input files and the credential file; the shared read-only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A program's output in a result, one rule for every backend and for
  * the session agent (session-agent.py says it the same way): a stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A program's output in a result (output.c): UTF-8 text, NULs kept,
  * and the exact bytes as base64 when they are not UTF-8; a collected

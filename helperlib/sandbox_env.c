@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The whole environment of every program that touches a module's or
  * the agent's files: a one-shot, session or pooled sandbox (runsc), the

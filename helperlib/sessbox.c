@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Session sandboxes, the helper's half, for either backend: each is a
  * child process whose socket carries the session agent's frames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Session sandboxes in a backend's helper (sessbox.c): the agent's
  * protocol, timers and warm pool, shared by the gvisor launcher

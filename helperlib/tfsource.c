@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A module may call other modules only by a local path ("./" or "../",
  * inside the snapshot).  Any other source makes terraform init fetch

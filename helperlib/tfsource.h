@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * tfsource.c: a module's calls of other modules, local paths only; no
  * backend or cloud block.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The store of module snapshots and saved plans (workspace.c), bounded.
  * Each file of a kept snapshot is a hard link to one blob per content,

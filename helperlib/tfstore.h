@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* tfstore.c: module snapshots kept once per file, under quotas. */
 #ifndef AS_TFSTORE_H
 #define AS_TFSTORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A module tree copied by a process with privilege, which must never be
  * led out of the tree by what the tree's owner (the agent) does while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* treecopy.c: a module tree copied by descriptors, never through a link. */
 #ifndef AS_TREECOPY_H
 #define AS_TREECOPY_H

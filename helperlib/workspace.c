@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Terraform's lasting pieces, on the launcher's side (or the claim
  * keeper's, kube/claim.c): the working directory copied into a call's

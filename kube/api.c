@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The cluster's API over libcurl, for the kubernetes helper: the
  * kubeconfig's current context (server, CA, bearer token or client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The claim keeper: the kubernetes backend's hands on terraform's
  * PersistentVolumeClaim, which this host sees at kubernetes.pvc_path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The Job and the Secret of one call, as JSON for the API.  Every
  * control of Pod Security "restricted" is set explicitly, at pod and

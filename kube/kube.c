@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes helper: it reads runnerd's kubeconfig, drops to
  * runnerd.user and runs without a seccomp filter (libcurl needs DNS,

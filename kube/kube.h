@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes backend (kubernetes.c): one Job per call, created,
  * watched and deleted over the cluster's API by a helper process that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One call on the kubernetes backend, in a worker process of its own:
  * the Job, then its credential as a Secret owned by the Job, a watch on

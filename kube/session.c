@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Sessions on the kubernetes backend, on kubernetes-sigs/agent-sandbox
  * (v0.5.6, extensions.agents.x-k8s.io/v1beta1, the version its CRDs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * pods/exec over a WebSocket, for a session's kubernetes worker.  This
  * libcurl (7.88) has no ws:// support built in, so curl only connects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The cgroup of each call, made before runsc starts: its limits hold
  * the whole sandbox (runsc's own threads included), killing everything

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The launcher's reads of trees an agent can write, each in a child
  * held by Landlock to the paths it needs (issue 14).

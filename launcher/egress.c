@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The egress allowlist, enforced outside the sandbox.  A sandbox with
  * an allowlist runs in a network namespace of its own that holds only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The crash trail, launcher side.  When runnerd is gone the launcher
  * tears down what still runs, and notes each sandbox in a journal in

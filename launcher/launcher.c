@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The privileged launcher (see launcher.h).  One sandbox per LMSG_RUN:
  * a bundle and a cgroup, then `runsc run` with the output on pipes that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The gvisor backend's privileged half.  runsc needs root and a wide
  * set of syscalls, and a seccomp filter survives execve, so runnerd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Which phase a one-shot sandbox is in, for the call's progress.  The
  * request names its phases in order ("phases", tool_terraform.c); the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What a person approves is rendered where no agent code ran.  The
  * planning sandbox ran the module's code (its providers, its data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Session sandboxes on gvisor: each is a long-lived runsc sandbox whose
  * one process is the session agent (bound read-only at AGENT_MOUNT),

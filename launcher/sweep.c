@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runsc invocations that finish at once (kill, delete, list), and the
  * start-up sweep: a runnerd killed mid-call leaves a container, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * terraform init, cached (issue 19).  What `terraform init -plugin-dir`
  * makes for a module's providers, .terraform/providers (a link per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The terraform pool's sandboxes (runnerd.terraform_pool): started
  * ahead of any call, each used by exactly one call, then removed like

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A sandbox's /work is a tmpfs of its own, mounted by the launcher on
  * the bundle's work/ before anything is put there, at most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

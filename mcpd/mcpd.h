@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpd: the MCP server on stdio.  It parses untrusted input, holds
  * nothing, and forwards validated calls to runnerd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes backend, the engine's side: start, kill and sessions
  * become messages to the kubernetes helper (kube/kube.c), forked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Progress, for a call whose client asked for it (MSG_TOOL_CALL's
  * "progress"): MSG_TOOL_PROGRESS to mcpd, which relays it as MCP's

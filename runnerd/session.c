@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Code-execution sessions, the engine's half: the table of open
  * sessions and who owns each (the runner.sock connection that opened

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * terraform_plan and terraform_apply.  The working directory is the one
  * approvald resolved under the policy's Terraform root; the sandbox gets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The crash trail, engine side.  runnerd notes in its state directory
  * each call whose tool.request is recorded ("b req-... tool") and each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The agent of a code-execution session, inside its gVisor sandbox.
 
 runnerd's launcher starts it as the sandbox's only process, with one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A client of approvald's sockets for the tests and the benchmark.
 
 Speaks the suite's framing through regress/lib/asframe.py.

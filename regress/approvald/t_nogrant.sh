@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # No message from runnerd's side grants an approval: every message type
 # of the suite, naming a pending approval, leaves it unapproved.
 

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # proto.h's one list of message types against the copies outside C: the
 # Python frames of the tests (regress/lib/asframe.py) and the session
 # agent's own numbers (sandbox-init/session-agent.py).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bench.sh BUILD [N]: per-call overhead of runnerd's kubernetes backend
 # against the API double (not a kyua test).  N run_shell calls of `true`,
 # one after another, through runnerd (stand-in peers, no credential, then

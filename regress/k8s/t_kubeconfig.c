@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's kubeconfig reader (kube/api.c, linked in here):
  * the current context's server, CA and user, from files or -data, and

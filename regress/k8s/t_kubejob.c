@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's Job and Secret builders (kube/job.c, linked in
  * here since the k8s area has no daemon of its own): every control the

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Code-execution sessions on the kubernetes backend, against the API
 # double with agent-sandbox's kinds (k8s_sandbox.py): the session checks
 # that run on gvisor (regress/runnerd/session_check.py) run here on a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Drives a real mcpd over stdio, line by line, for t_mcpd.sh.
 
 Usage: mcp_check.py MCPD_BINARY CONF SCENARIO

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The checks of t_agentreply.sh, against a runnerd whose session agent
 is bad_agent.py:
 

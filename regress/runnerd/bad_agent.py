@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A stand-in session agent for t_agentreply.sh.  It speaks the agent's
 framing (see sandbox-init/session-agent.py) and answers run_python with the
 value of the code as an expression, except that code "bad:CASE" makes

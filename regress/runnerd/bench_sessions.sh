@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Session benchmark (not a test).  Side by side: the first call of a new
 # session when it claims a warm-pool sandbox and when it cold-starts one
 # (two runnerds, warm_pool 1 and 0, with rd.subr's stand-in peers); then

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The whole suite but mcpd for runnerd's benchmarks (not a test):
 auditd, approvald, brokerd and runnerd in the foreground on W/run,
 state in W/var, etc/policy.yaml with its terraform_root at W/tf.

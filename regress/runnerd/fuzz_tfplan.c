@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the plan summary: the plan JSON comes out of a
  * sandbox the agent's module ran in.  The input is the plan JSON and also

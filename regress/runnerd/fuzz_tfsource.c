@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the reading of a module's files for its module
  * calls (helperlib/tfsource.c): every byte of them is the agent's.  The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // notifications/progress from the real runnerd, through mcpd, as the
 // official MCP SDK client sees them: terraform's phases in order, and
 // a heartbeat from a session call that runs 6 s.  For t_progress.sh.

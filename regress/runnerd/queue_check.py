@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The queue checks of t_queue.sh, each against a runnerd with
 max_calls 1 that the test started (rd.subr) with stand-in peers:
 

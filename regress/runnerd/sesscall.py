@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A client of runner.sock that keeps its connection, as mcpd does, so
 that the sessions it opens stay its own.  For the session tests, the
 session benchmark and runcall.py's one-call client.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The session checks of t_session.sh, each run against a runnerd that
 the test started (rd.subr) with stand-in peers:
 

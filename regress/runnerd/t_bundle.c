@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The launcher's checks on what the engine asks of it (helperlib/bundle.c). */
 #include <sys/stat.h>
 #include <sys/wait.h>

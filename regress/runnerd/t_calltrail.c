@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* runnerd's trail of open calls (runnerd/trail.c). */
 #include <sys/stat.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The launcher reads agent trees only in a Landlock domain
  * (launcher/confine.c): a read outside the paths it was given fails

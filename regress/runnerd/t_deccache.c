@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's keeping of approvald's decisions (runnerd/decision_cache.c):
  * only an allow with reuse_ms, only for its tool, only until it expires,

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # /work is bounded (runnerd.work_max, issue 29): a sandbox or session
 # that fills it gets ENOSPC and its call ends and is recorded; the state
 # directory, on a small file system of the test's own, keeps its room;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The render (launcher/render.c) is a sandbox: what runs in it cannot
  * make a user namespace, and forks and memory are bounded by the call's

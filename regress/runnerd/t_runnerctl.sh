@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerctl (issue 10): an operator lists the sessions and copies files
 # into and out of any of them, with write_file's and read_file's checks,
 # each copy audited without its content; nobody else may.  runnerd runs

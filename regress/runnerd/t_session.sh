@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Code-execution sessions (issue 10): state, the proof scenario, files,
 # limits, isolation between sessions, ownership, caps, reaping, audit,
 # the warm pool, and breakout attempts through the tools.  Each check

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # terraform_plan and terraform_apply through the real suite: mcpd (via
 # the MCP SDK), runnerd with gVisor, approvald, brokerd and auditd.
 

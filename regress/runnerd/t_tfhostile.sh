@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A hostile module: the agent owns the working directory and changes it
 # while runnerd copies it, after a person approved it, and fills it with
 # what Terraform would take providers or settings from.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The init cache's keys and copies (launcher/tfinit.c): a key for each
  * lock file and provider list, and an entry copied into a workspace

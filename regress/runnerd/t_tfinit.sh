@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # terraform init, cached per lock file (issue 19, launcher/tfinit.c):
 # built once from the lock file alone, copied into each call's sandbox,
 # and never changed by what a sandbox writes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The plan summary against plans terraform 1.11 wrote for terraform/demo
  * (fixtures/regenerate makes them again) and against malformed ones.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The reading of a module's files for its module calls and where its
  * state goes (helperlib/tfsource.c): every way of writing a remote source

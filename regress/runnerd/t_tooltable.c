@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's table of tools (runnerd/tool_table.c) against the suite's
  * (common/tools.c).  What a new tool has to provide: an entry in both,

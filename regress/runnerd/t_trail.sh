@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A crash leaves a complete trail (issue 16, item 3): runnerd killed
 # with -9 while a call runs in a sandbox (a one-shot call, or a call in
 # a session) and another waits for a stopped approvald; the restarted
