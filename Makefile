@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # agent-sandbox: GNU make.  make, make test, make test-asan, make install.
 PREFIX	?= /usr/local
 DESTDIR	?=
@@ -58,15 +59,25 @@ all: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES) tests
 $(BUILD)/%.o: %.c $(wildcard common/*.h) $(wildcard */*.h) | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -c -o $@ $<
+	@$(CC) $(CFLAGS) $(INCS) -c -o $@ $<
 
 $(LIBCOMMON): $(COMMON_OBJS)
 	@rm -f $@
 	@$(AR) rcs $@ $^
 
-# A program is every .c in its directory, linked with common/.
+# runnerd is one program built from the directories of its processes
+# (README "Layout"): the engine, the root launcher, the kubernetes
+# helper, and the library both helpers link.  Their objects, and the
+# unit tests that link them, find each other's headers.
+PROG_DIRS_runnerd := runnerd launcher kube helperlib
+RUNNERD_INCS := $(PROG_DIRS_runnerd:%=-I%)
+$(foreach d,$(PROG_DIRS_runnerd) regress/runnerd regress/k8s,$(eval \
+    $(BUILD)/$(d)/%.o: INCS = $(RUNNERD_INCS)))
+
+# A program is every .c in its directory (or directories), linked with
+# common/.
 define prog_rule
-$(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $$(addsuffix /*.c,$$(or $$(PROG_DIRS_$(1)),$(1)))))
 $(BUILD)/bin/$(1): $$($(1)_OBJS) $(PROG_SAN_OBJS) $(LIBCOMMON)
 	@mkdir -p $$(dir $$@)
 	@echo "  LD      $$@"
@@ -253,7 +264,7 @@ install: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES)
 		d=$(DESTDIR)$(MANDIR)/man$${m##*.}; \
 		install -d $$d && install -m 0644 $$m $$d/$$n; \
 	done
-	install -m 0644 runnerd/session-agent.py $(DESTDIR)$(DATADIR)/
+	install -m 0644 sandbox-init/session-agent.py $(DESTDIR)$(DATADIR)/
 	for u in etc/systemd/*.service; do \
 		$(INSTALL_PATHS) $$u > $(DESTDIR)$(SYSTEMDDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(SYSTEMDDIR)/$${u##*/}; done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* approvalctl: the operator's side of the approval gate. */
 #ifndef APPROVALCTL_H
 #define APPROVALCTL_H

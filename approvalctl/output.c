@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* approvalctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* approvald: the policy and the approvals database; the only gate. */
 #ifndef APPROVALD_H
 #define APPROVALD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * control.sock: operators, through approvalctl.  The only place an
  * approval can be granted; the peer's uid (SO_PEERCRED) is who granted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The approvals database.  Every state change runs in one BEGIN
  * IMMEDIATE transaction whose UPDATE names the state it leaves, is

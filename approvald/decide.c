@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One call against the policy: deny, allow, or approval required; and
  * what an approval is bound to.  The checks are approvald's own, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * policy.yaml: which tools run, at which tier, with which parameters.
  * A tool the file does not name is denied.  Errors read "file:line: what",

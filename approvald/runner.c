@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * approval.sock: what runnerd may ask.  A decision, a pending approval,
  * a spend, where an approval stands and its withdrawal by the client

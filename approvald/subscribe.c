@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's waits for a person's decision (await.c there), pushed: an
  * APPROVAL_STATUS with "subscribe" that finds the approval pending

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * auditctl: the operator's view of the audit log.  tail, show, stats
  * and rotate ask auditd over audit.sock (readers only); verify reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* auditctl: reads, follows and verifies the audit log. */
 #ifndef AUDITCTL_H
 #define AUDITCTL_H

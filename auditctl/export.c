@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * auditctl export: the log's records for a SIEM, read from the files
  * themselves (no daemon needed), as they are (jsonl) or as OCSF events.

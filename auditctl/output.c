@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* auditctl's two ways to print: for people, and JSON for programs (-j). */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * auditctl verify: walks the chain straight from the files, with no
  * daemon.  Every line must be a canonical record whose seq follows the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* auditd: owns the append-only, hash-chained audit log. */
 #ifndef AUDITD_H
 #define AUDITD_H

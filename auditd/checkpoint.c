@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Checkpoints anchor the chain outside the log: auditd signs its head
  * with a key no writer of the log file holds, appends the signature to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Readers (auditctl): tail, follow, a call's trail, stats, rotation.
  * They read through auditd's descriptor and never write; a follower

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Syslog over datagrams (RFC 5424 messages; RFC 5426 for UDP), to a
  * Unix socket path or to udp:127.0.0.1:PORT: the checkpoints' outside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The log file: JSON Lines, one canonical record per line, each linking
  * to the SHA-256 of the line before it.  Records are appended whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The writers auditd has heard from, each with the last seq of its
  * that is in the log, so that a resent event is recorded once.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Writers: the daemons' MSG_AUDIT_EVENTs.  Every event that arrives in
  * one turn of the event loop joins one batch, which is written and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <libgen.h>
 #include <limits.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* brokerd: alone talks to Vault and holds its token. */
 #ifndef BROKERD_H
 #define BROKERD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The secret on its way from Vault to runnerd.  It exists in brokerd
  * as Vault's parsed answer and as the file runnerd will mount; both

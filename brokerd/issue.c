@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * CRED_ISSUE and CRED_REVOKE from runnerd, and the leases outstanding
  * between them.  A lease is journalled before anyone hears of it and

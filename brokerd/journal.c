@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The lease journal: "+<lease id>" when a lease is minted, "-<lease id>"
  * when it is revoked, one a line, synced before we answer.  Lease ids

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Scopes come from brokerd's configuration, never from the request:
  * the tool and the phase of its call name the scope, the action's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The Vault HTTP API over libcurl: TLS verified against the configured
  * CA, the token from a file, every request bounded in time.  Retries

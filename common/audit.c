@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/random.h>
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The audit client every daemon uses.  audit_emit() waits for auditd's
  * acknowledgement: when it fails the caller must not go on (fail closed).

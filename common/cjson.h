@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Canonical JSON and SHA-256: what approvals bind to and what the audit
  * chain links with.  Canonical form: object keys sorted by their UTF-8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Checkpoints: Ed25519 (RFC 8032) over the text of a C2SP signed note
  * (c2sp.org/signed-note, laid out as c2sp.org/tlog-checkpoint), or, in

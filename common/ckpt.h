@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Signed checkpoints of the audit chain: auditd signs (origin, seq,
  * head) with its Ed25519 key as a C2SP signed note; auditctl and auditd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The suite's configuration: one YAML file (etc/agent-sandbox.yaml),
  * one section per process.  Every daemon parses the whole file so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the ctl tools share: their options, finding and greeting their
  * daemon, reading its streamed replies, and printing what they hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* What every daemon's main() does the same way: flags, config, signals. */
 #ifndef AS_DAEMON_H
 #define AS_DAEMON_H

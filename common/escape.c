@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Control characters made visible, for the operators' tools (escape.h). */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Text that came from an agent, a module, a plan or a tool's arguments,
  * made fit for a person's terminal: every C0 control, DEL, every C1

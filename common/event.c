@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/signalfd.h>
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A small poll(2) loop: descriptors with callbacks, one-shot timers,
  * and signals through signalfd so handlers run in the loop, not in

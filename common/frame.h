@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Framed messages over Unix stream sockets, in the spirit of OpenBSD's
  * imsg: a fixed header, a bounded payload, at most one descriptor per

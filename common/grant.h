@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Who may open a socket or a file, said to the file system: the owner,
  * and each uid and gid of a peer ACL, as POSIX ACL entries; nobody else.

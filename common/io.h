@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Descriptor I/O every process needs the same way. */
 #ifndef AS_IO_H
 #define AS_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Logging for every process of the suite: stderr in the foreground
  * (-d), syslog otherwise.  Modelled on the OpenBSD daemons' log.c.

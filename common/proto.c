@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <stddef.h>
 #include <stdio.h>
 

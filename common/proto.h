@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The suite's wire: every message type of every channel, in one place.
  * Each frame is a struct msg_hdr followed by len bytes of payload.
@@ -30,54 +31,66 @@
 	X(MSG_PONG,		2,	0, "PONG")	/* msg_pong */	\
 	X(MSG_ERROR,		3,	0, "ERROR")	/* msg_error */	\
 	/* mcpd -> runnerd over runner.sock.  mcpd holds nothing. */	\
-	/* {"tool","arguments","client","progress","log"} */			\
+	/* {"tool","arguments","progress","log"}; a task's call has no	\
+	   "log".  The client is runnerd's to name (SO_PEERCRED and	\
+	   the connection), never mcpd's to say. */			\
 	X(MSG_TOOL_CALL,	100,	0, "TOOL_CALL")			\
 	/* none, or {"answer":true}: a task's cancel, answered	\
 	   TOOL_CANCELLED; reqid names the call */			\
 	X(MSG_TOOL_CANCEL,	101,	0, "TOOL_CANCEL")		\
-	/* runnerd -> mcpd: {"progress","total","message"} */		\
+	/* runnerd -> mcpd: {"progress","message"}; mcpd would relay	\
+	   a "total", which runnerd does not send */			\
 	X(MSG_TOOL_PROGRESS,	102,	0, "TOOL_PROGRESS")		\
-	/* {"isError","content","structuredContent"} */			\
+	/* {"isError","content","structuredContent"?} */		\
 	X(MSG_TOOL_RESULT,	103,	0, "TOOL_RESULT")		\
 	/* runnerd -> mcpd, for a call that asked ("log"): one of its	\
 	   audit events, scrubbed: {"level","event","request_id","fields"} */ \
 	X(MSG_TOOL_LOG,		104,	0, "TOOL_LOG")			\
 	/* mcpd: a TOOL_CALL run once approval_id is approved; a	\
 	   denial, expiry or TOOL_CANCEL (withdraws it) ends it.	\
-	   {"tool","arguments","approval_id"}; answered as TOOL_CALL */	\
+	   {"tool","arguments","progress","approval_id"}; answered as	\
+	   TOOL_CALL */							\
 	X(MSG_TOOL_AWAIT,	105,	0, "TOOL_AWAIT")		\
 	/* mcpd: {"plan_digest"}; runnerd: {"plan_digest","plan_text",	\
-	   "plan_json","working_dir"} or MSG_ERROR */			\
+	   "plan_json","working_dir"?} or MSG_ERROR */			\
 	X(MSG_PLAN_READ,	106,	0, "PLAN_READ")			\
 	X(MSG_PLAN,		107,	0, "PLAN")			\
 	/* runnerd -> mcpd: what a TOOL_CANCEL that asked did:		\
 	   {"outcome": "withdrawn" | "stopped" | "running", "reason"} */ \
 	X(MSG_TOOL_CANCELLED,	108,	0, "TOOL_CANCELLED")		\
-	/* runnerd -> approvald over approval.sock; nothing approves. */	\
+	/* runnerd -> approvald over approval.sock; nothing approves.	\
+	   "client" is {"uid","id"}: the MCP client runnerd calls for. */ \
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
-	X(MSG_DECISION,		201,	0, "DECISION")	/* {"decision","reason",...} */ \
-	/* {"tool","arguments","plan_digest","client",...} */			\
+	/* {"decision","tier","reason","egress","destructive_patterns",	\
+	   "destructive_actions","reuse_ms"?}, and for terraform	\
+	   "working_dir_path","terraform_providers",			\
+	   "terraform_provisioners" */					\
+	X(MSG_DECISION,		201,	0, "DECISION")			\
+	/* {"tool","arguments","plan_digest","client"}, and for		\
+	   terraform_apply "summary","plan_text" */			\
 	X(MSG_APPROVAL_REQUEST,	202,	0, "APPROVAL_REQUEST")		\
 	/* {"approval_id","expires_at"} */				\
 	X(MSG_APPROVAL_CREATED,	203,	0, "APPROVAL_CREATED")		\
-	/* {"approval_id","tool","arguments","plan_digest","client"} */		\
+	/* {"approval_id","tool","arguments","client"}; approvald	\
+	   would also check a "plan_digest", which runnerd does not	\
+	   send: the answer names the plan the approval binds */	\
 	X(MSG_APPROVAL_SPEND,	204,	0, "APPROVAL_SPEND")		\
-	/* {"approval_id","plan_digest"} */				\
+	/* {"approval_id","plan_digest"?} */				\
 	X(MSG_APPROVAL_SPENT,	205,	0, "APPROVAL_SPENT")		\
 	/* {"approval_id","subscribe"}: where it stands, never	\
 	   changing it; subscribed, a pending one's next change comes	\
 	   as APPROVAL_STATE under the same reqid */			\
 	X(MSG_APPROVAL_STATUS,	206,	0, "APPROVAL_STATUS")		\
-	/* {"approval_id","state","reason","subscribed"} */		\
+	/* {"approval_id","state","reason","subscribed"?} */		\
 	X(MSG_APPROVAL_STATE,	207,	0, "APPROVAL_STATE")		\
 	/* {"approval_id"}: its client gave up; answered APPROVAL_STATE */ \
 	X(MSG_APPROVAL_WITHDRAW, 208,	0, "APPROVAL_WITHDRAW")		\
 	/* approvalctl -> approvald over control.sock (operators). */	\
 	X(MSG_CTL_LIST,		300,	0, "CTL_LIST")	/* {"all"} or none */ \
 	X(MSG_CTL_SHOW,		301,	0, "CTL_SHOW")	/* {"approval_id"} */ \
-	/* {"approval_id","any_client"} */				\
+	/* {"approval_id","any_client"}; answered CTL_ENTRY */		\
 	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE")		\
-	/* {"approval_id","reason"} */					\
+	/* {"approval_id","reason"?}; answered CTL_ENTRY */		\
 	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
 	/* none; entries stream until close */				\
 	X(MSG_CTL_WATCH,	304,	0, "CTL_WATCH")			\
@@ -85,12 +98,14 @@
 	X(MSG_CTL_END,		306,	0, "CTL_END")	/* none; ends a stream */ \
 	/* runnerd -> brokerd over broker.sock; brokerd picks the scope. */ \
 	X(MSG_CRED_ISSUE,	400,	0, "CRED_ISSUE") /* {"tool","arguments"} */ \
-	/* {"scope","lease_id","ttl",...}; fd: the sealed memfd */	\
+	/* {"scope","engine","lease_id","ttl","namespace","tool"},	\
+	   lease_id null for engine none; fd: the sealed memfd, when	\
+	   there is a lease */						\
 	X(MSG_CRED_ISSUED,	401,	1, "CRED_ISSUED")		\
 	X(MSG_CRED_REVOKE,	402,	0, "CRED_REVOKE") /* {"lease_id"} */ \
 	X(MSG_CRED_REVOKED,	403,	0, "CRED_REVOKED") /* {"lease_id"} */ \
 	/* Every daemon -> auditd over audit.sock; waits for the ack. */ \
-	/* {"event","daemon","request_id","fields","writer","seq"}:	\
+	/* {"event","request_id","daemon","fields","writer","seq"}:	\
 	   a resend keeps writer and seq */				\
 	X(MSG_AUDIT_EVENT,	500,	0, "AUDIT_EVENT")		\
 	/* {"seq"}, or {"seq","duplicate"} for a resend */		\
@@ -101,15 +116,19 @@
 	X(MSG_AUDIT_SHOW,	503,	0, "AUDIT_SHOW") /* {"request_id"} */ \
 	X(MSG_AUDIT_RECORD,	504,	0, "AUDIT_RECORD") /* a record */ \
 	X(MSG_AUDIT_END,	505,	0, "AUDIT_END")	/* none; ends a stream */ \
-	X(MSG_AUDIT_ROTATE,	506,	0, "AUDIT_ROTATE") /* none */	\
-	/* none; answered with one MSG_AUDIT_RECORD */			\
+	/* none; answered with one MSG_AUDIT_RECORD:			\
+	   {"log","previous_file","seq","head"} */			\
+	X(MSG_AUDIT_ROTATE,	506,	0, "AUDIT_ROTATE")		\
+	/* none; answered with one MSG_AUDIT_RECORD: the log's		\
+	   counters */							\
 	X(MSG_AUDIT_STATS,	507,	0, "AUDIT_STATS")		\
 	/*								\
 	 * runnerctl -> runnerd over runner-control.sock (operators).	\
 	 * An operator reaches any session; each put and get is audited.	\
 	 */								\
 	X(MSG_RCTL_SESSIONS,	600,	0, "RCTL_SESSIONS") /* none */	\
-	/* {"session_id","path","content"} (base64) */			\
+	/* {"session_id","path","content"} (base64); answered		\
+	   RCTL_ENTRY, RCTL_END */					\
 	X(MSG_RCTL_PUT,		601,	0, "RCTL_PUT")			\
 	X(MSG_RCTL_GET,		602,	0, "RCTL_GET")	/* {"session_id","path"} */ \
 	/* runnerd -> runnerctl: a session, or a put's or get's outcome */ \
@@ -117,14 +136,18 @@
 	X(MSG_RCTL_END,		604,	0, "RCTL_END")	/* none; ends a stream */ \
 	/*								\
 	 * Internal to runnerd: the engine <-> the launcher, or the	\
-	 * kubernetes helper, over their socketpair.			\
+	 * kubernetes helper, over their socketpair.  "helper" below	\
+	 * is either.							\
 	 */								\
-	/* engine: JSON sbx_request; fd: the credential */		\
+	/* engine: {"argv","files_in"?,"files_out"?,"egress"?,		\
+	   "agent_code"} and, for terraform, the workspace's keys	\
+	   (helperlib/workspace.c) and "phases"; fd: the credential */	\
 	X(LMSG_RUN,		900,	1, "LMSG_RUN")			\
 	X(LMSG_KILL,		901,	0, "LMSG_KILL")	/* engine: none */ \
-	/* launcher: JSON result (see backend.h) */			\
+	/* helper: the result (backend.h), with workspace_keep's keys	\
+	   for terraform */						\
 	X(LMSG_DONE,		902,	0, "LMSG_DONE")			\
-	/* launcher, once, at start: {"sandboxes", "journal"?} */	\
+	/* helper, once, at start: {"sandboxes", "journal"?} */		\
 	X(LMSG_SWEPT,		903,	0, "LMSG_SWEPT")		\
 	/* runsc's child -> proxy: fd, the listener in the netns */	\
 	X(LMSG_EGRESS_SOCKET,	904,	1, "LMSG_EGRESS_SOCKET")	\
@@ -135,11 +158,12 @@
 	X(LMSG_SESSION_CALL,	906,	0, "LMSG_SESSION_CALL")		\
 	X(LMSG_SESSION_CANCEL,	907,	0, "LMSG_SESSION_CANCEL") /* engine */ \
 	X(LMSG_SESSION_CLOSE,	908,	0, "LMSG_SESSION_CLOSE") /* engine */ \
-	/* launcher: {"container", "warm", "start_ms"} */		\
+	/* helper: {"container", "start_ms", "warm"?}: "warm" from	\
+	   the launcher, whose pool it is */				\
 	X(LMSG_SESSION_READY,	909,	0, "LMSG_SESSION_READY")	\
-	/* launcher: the agent's reply, an object */			\
+	/* helper: the agent's reply, an object, or {"error"} */	\
 	X(LMSG_SESSION_REPLY,	910,	0, "LMSG_SESSION_REPLY")	\
-	/* launcher: {"reason"}; the key is free */			\
+	/* helper: {"reason"}; the key is free */			\
 	X(LMSG_SESSION_ENDED,	911,	0, "LMSG_SESSION_ENDED")	\
 	/* engine: none; LMSG_SWEPT's journal is recorded: remove it */	\
 	X(LMSG_JOURNAL_DONE,	912,	0, "LMSG_JOURNAL_DONE")		\
@@ -147,16 +171,19 @@
 	X(LMSG_PROGRESS,	913,	0, "LMSG_PROGRESS")		\
 	/* launcher <-> the session agent (session-agent.py), whose	\
 	   own copy of these numbers regress/common checks too. */	\
-	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: started */ \
+	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: {"pid"} */ \
 	X(AGENT_REQUEST,	951,	0, "AGENT_REQUEST") /* {"op", ...} */ \
 	X(AGENT_REPLY,		952,	0, "AGENT_REPLY") /* one a request */ \
 	/* launcher: end the request in progress */			\
 	X(AGENT_CANCEL,		953,	0, "AGENT_CANCEL")		\
-	/* The kubernetes helper <-> its claim keeper (kube_claim.c). */ \
+	/* The kubernetes helper <-> its claim keeper (kube/claim.c). */ \
 	X(CLAIM_SEED,		980,	0, "CLAIM_SEED") /* the run request */ \
 	/* helper: {"request", "result"} */				\
 	X(CLAIM_COLLECT,	981,	0, "CLAIM_COLLECT")		\
-	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY") /* kube_claim.c */
+	/* keeper: {"error"}, or to a seed {"snapshot"?,		\
+	   "module_provisioners"?}, to a collect {"files"} and		\
+	   workspace_keep's keys */					\
+	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY")
 
 enum msg_type {
 #define MSG_ENUM(sym, num, fd, name)	sym = num,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Dropping privileges: each daemon opens what it needs, then calls
  * priv_drop() and sandbox_enter() before it reads a byte of input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Redaction before anything reaches the log.  Two rules, applied to
  * every level of an event's fields: a value under a key named like a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The audit log's redaction (scrub.c), shared: auditd applies it to
  * every record, runnerd to the events it shows a client as MCP log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The shapes of secrets in free text, matched by hand rather than with
  * regex(3) so that one linear pass does all.  A shape with a prefix of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The secret shapes the scrubber looks for (scrub_shape.c), private to
  * scrub.c: which one, if any, starts at s[i].

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A daemon's listening sockets and their connections.  Each listener
  * names the peers it admits (SO_PEERCRED against an ACL) and a rule per

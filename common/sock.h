@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unix stream sockets: listen, connect, and who is on the other end. */
 #ifndef AS_SOCK_H
 #define AS_SOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The tools the suite knows, in one table shared by mcpd (which lists
  * them and checks arguments before forwarding) and runnerd (which must

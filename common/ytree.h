@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A YAML document as a tree that remembers line numbers, and a
  * table-driven binder from mappings to C structs, so that every file

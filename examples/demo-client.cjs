@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The forces-replacement scenario, told by an MCP client standing in for
 // the agent (the official TypeScript SDK: Client + StdioClientTransport)
 // and by the operator's approvalctl.  Every step is also checked: the

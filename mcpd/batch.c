@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/queue.h>
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,8 +53,6 @@ main(int argc, char *argv[])
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	mcpd.out_fd = STDOUT_FILENO;
-	snprintf(mcpd.owner, sizeof(mcpd.owner), "mcp-%016" PRIx64,
-	    reqid_new());
 	runner_connect();
 	daemon_signals(NULL);
 	priv_drop(mcpd.conf.mcpd.user);

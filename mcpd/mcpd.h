@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpd: the MCP server on stdio.  It parses untrusted input, holds
  * nothing, and forwards validated calls to runnerd.
@@ -79,7 +80,6 @@ struct mcp_req {
 struct mcpd {
 	struct as_config	 conf;
 	struct channel		 runner;	/* runner.sock */
-	char			 owner[32];	/* session_owner for runnerd */
 	int			 out_fd;	/* stdout */
 	int			 initialized;	/* legacy handshake done */
 	char			 version[16];	/* negotiated by initialize */

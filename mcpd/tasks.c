@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/queue.h>
 
 #include <inttypes.h>
@@ -262,8 +263,8 @@ send_call(struct task *t, uint32_t type)
 
 	t->reqid = reqid_new();
 	t->awaiting = type == MSG_TOOL_AWAIT;
-	msg = json_pack("{s:s, s:O, s:s, s:b}", "tool", t->tool, "arguments",
-	    t->args, "session_owner", mcpd.owner, "progress", 0);
+	msg = json_pack("{s:s, s:O, s:b}", "tool", t->tool, "arguments",
+	    t->args, "progress", 0);
 	if (msg != NULL && t->awaiting)
 		json_object_set_new(msg, "approval_id",
 		    json_string(t->approval_id));

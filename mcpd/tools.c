@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <sys/queue.h>
 
 #include <errno.h>
@@ -172,8 +173,8 @@ static int
 forward(struct call *c, const char *tool, const json_t *args)
 {
 	return runner_send_json(MSG_TOOL_CALL, c->reqid, json_pack(
-	    "{s:s, s:O, s:s, s:b, s:b}", "tool", tool, "arguments", args,
-	    "session_owner", mcpd.owner, "progress", c->token != NULL, "log",
+	    "{s:s, s:O, s:b, s:b}", "tool", tool, "arguments", args,
+	    "progress", c->token != NULL, "log",
 	    logging_wanted(c->log_level)));
 }
 

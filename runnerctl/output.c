@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* runnerctl's two ways of printing: for a terminal, and JSON. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerctl: lists runnerd's code-execution sessions and copies files
  * into and out of them for an operator.  runnerd's engine touches no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* runnerctl: the operator's side of the code-execution sessions. */
 #ifndef RUNNERCTL_H
 #define RUNNERCTL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What the audit log keeps of a call's arguments.  A record is read
  * by people and kept for years: it says what was asked, not the

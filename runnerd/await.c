@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A call that waits for a person (MSG_TOOL_AWAIT): mcpd's task for an
  * approval-gated call.  Nothing is recorded or run while it waits:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The sandbox backend as the call pipeline sees it: start a command with
  * files in; get back its exit status, capped output and files out; kill

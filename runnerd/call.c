@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One tool call, in the order the audit log shows it:
  *   tool.request -> [a wait for a free sandbox] -> decision (approvald)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * MCP log messages for a call whose client asked for them (MSG_TOOL_CALL's
  * "log"): each audit event runnerd records for the call also goes, as

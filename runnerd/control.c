@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runner-control.sock: operators, through runnerctl.  They list the
  * sessions and copy files into and out of any of them with write_file's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * approvald's decisions that approvald lets runnerd use again.  An
  * allow made on the tool's name alone carries reuse_ms: until that has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The gvisor backend, engine side: checks that runsc is there, forks
  * the privileged launcher (launcher.c) before runnerd drops anything,

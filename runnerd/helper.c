@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The engine's end of the channel to a backend's helper: the process
  * forked before runnerd sandboxes itself, because it keeps what the

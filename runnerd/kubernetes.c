@@ -1,10 +1,11 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes backend, the engine's side: start, kill and sessions
- * become messages to the kubernetes helper (kube_helper.c), forked
+ * become messages to the kubernetes helper (kube/kube.c), forked
  * before runnerd sandboxes itself, over the gvisor launcher's protocol
  * (LMSG_*) and channel (helper.c).  Whether the cluster has sessions
  * (the agent-sandbox controller) the helper finds out: without, it
- * ends each session with the reason (kube_session.c).
+ * ends each session with the reason (kube/session.c).
  */
 #include <sys/stat.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's peers, approvald, brokerd and auditd: one persistent
  * connection each, requests pipelined on it, replies matched to their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Saved plans as MCP resources (plan://<digest>): the plan text and
  * JSON a terraform call's clean render made, kept in memory for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Progress, for a call whose client asked for it (MSG_TOOL_CALL's
  * "progress"): MSG_TOOL_PROGRESS to mcpd, which relays it as MCP's
@@ -16,7 +17,7 @@
 
 #define BEAT_MS		5000
 
-/* Terraform's phases as the launcher names them (launcher_phase.c). */
+/* Terraform's phases as the launcher names them (launcher/phase.c). */
 static const struct {
 	const char	*phase;
 	const char	*message;

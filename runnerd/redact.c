@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The credential a call was given never comes back to the agent.  The
  * engine reads its bytes from brokerd's memfd before passing it on, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Which of the sandbox's limits a command ran into, for the results of
  * run_python and run_shell (a session's or a one-shot's).  Inside

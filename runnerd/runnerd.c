@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd: takes tool calls from mcpd on runner.sock, has each decided
  * by approvald and credentialed by brokerd, runs it in a sandbox and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* runnerd: orchestrates each tool call and alone starts sandboxes. */
 #ifndef RUNNERD_H
 #define RUNNERD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Code-execution sessions, the engine's half: the table of open
  * sessions and who owns each (the runner.sock connection that opened
@@ -5,7 +6,7 @@
  * user gets no more by running more clients, and in all), reaping after
  * an idle time and a lifetime, and the translation of a session tool's
  * call into the agent's request and of its reply into the MCP result.
- * The sandbox side is the backend's (launcher_session.c for gvisor).  A session
+ * The sandbox side is the backend's (launcher/session.c for gvisor).  A session
  * has no network and no credential: brokerd is never asked.  One call
  * at a time per session, its client's or an operator's (runnerctl's put
  * and get, which reach any session: control.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's audit spool: the events auditd has not acknowledged in
  * time (runnerd.audit_spool_after), one payload a line, in the order

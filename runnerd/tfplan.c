@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Reading a terraform plan for the people who approve it.  The plan JSON
  * comes out of a sandbox the agent's module ran in, so it is untrusted:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The summary of a terraform plan that terraform_plan returns and that an
  * operator reads before approving: built from `terraform show -json` of

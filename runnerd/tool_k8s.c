@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * k8s_get_pod_status(namespace): kubectl get pods in the sandbox with
  * the pod-reader credential brokerd issued for exactly that namespace,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A session tool's reply from the session agent as its MCP result, and
  * the fields its tool.result records: one function per shape, named by

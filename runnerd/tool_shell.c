@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * run_shell without a session (sessions off and no session_id): sh -c
  * in a fresh sandbox, its result shaped as a session's run_shell, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * What runnerd does for each tool: one entry per tool of common/tools.c
  * (which holds what mcpd shows and what both check), looked up once per

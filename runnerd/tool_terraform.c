@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * terraform_plan and terraform_apply.  The working directory is the one
  * approvald resolved under the policy's Terraform root; the sandbox gets
@@ -41,7 +42,7 @@
 		"GOGC=off GOMEMLIMIT=%ldMiB GOMAXPROCS=%ld; "
 /*
  * A phase is announced on the shell's stdin, which the launcher reads
- * (launcher_phase.c); terraform, and the module code it runs, gets
+ * (launcher/phase.c); terraform, and the module code it runs, gets
  * /dev/null instead, so that it cannot announce one.  Where stdin is
  * no socket (the kubernetes backend) the announcement goes nowhere.
  */
@@ -61,7 +62,7 @@
 
 /*
  * tf PHASE COMMAND...: COMMAND after init, unless the launcher put
- * .terraform in place from its init cache (launcher_tfinit.c; a module
+ * .terraform in place from its init cache (launcher/tfinit.c; a module
  * cannot bring one, treecopy.c refuses the name).  That holds the lock
  * file's providers and nothing else: when the module needs more
  * (modules, a backend, a lock file still to be made), terraform stops
@@ -87,7 +88,7 @@
 
 /*
  * The gvisor backend's launcher shows the saved plan itself, where no
- * module code runs (launcher_render.c): this sandbox's output goes back to the
+ * module code runs (launcher/render.c): this sandbox's output goes back to the
  * agent only.  Its last phase, render, says the plan is made, so that
  * the render starts while gVisor ends the sandbox (launcher.c).
  */
@@ -105,7 +106,7 @@ static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     "{ cat /tmp/show.err >&2; exit 5; }";
 
 /*
- * The approved plan is root's on a read-only mount (launcher_bundle.c),
+ * The approved plan is root's on a read-only mount (helperlib/bundle.c),
  * checked before the sandbox started, and so is the .terraform of the
  * init cache beside it when the launcher had one (TF_DATA_DIR).  init,
  * when it had none, runs before terraform reads the plan, never after:
@@ -126,7 +127,7 @@ working_dir(const struct call *k)
 
 /*
  * Whether the backend renders a saved plan outside its sandbox
- * (launcher_render.c).
+ * (launcher/render.c).
  */
 static int
 tf_renders(void)
@@ -249,8 +250,8 @@ tf_prepare(struct call *k, struct sbx_request *req)
 		json_object_set_new(req->workspace, "workdir",
 		    json_string(path));
 	/*
-	 * A started sandbox of the pool may run it (launcher_tfpool.c),
-	 * with .terraform from the init cache (launcher_tfinit.c).
+	 * A started sandbox of the pool may run it (launcher/tfpool.c),
+	 * with .terraform from the init cache (launcher/tfinit.c).
 	 */
 	if (render) {
 		json_object_set_new(req->workspace, "poolable", json_true());

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The crash trail, engine side.  runnerd notes in its state directory
  * each call whose tool.request is recorded ("b req-... tool") and each
@@ -5,7 +6,7 @@
  * open, and past 1 MiB keeps only the open ones.  A runnerd killed
  * mid-call leaves calls begun and not ended, and the launcher leaves a
  * journal of the sandboxes it tore down after runnerd was gone
- * (launcher_journal.c).  At the next start both become
+ * (launcher/journal.c).  At the next start both become
  * audit events: sandbox.swept for each sandbox, and for each call the
  * one end it never got, tool.failed "runnerd restarted".
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sandbox-init: the first program of every gVisor sandbox (runnerd puts
  * it at /run/sandbox-init, read-only, and before the command).  It

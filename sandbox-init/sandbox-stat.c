@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * sandbox-stat.so: preloaded into every dynamically linked program of a
  * gVisor sandbox (the shared root's /etc/ld.so.preload, which runnerd

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Sourced by scripts/k8s-*: names, paths and helpers for the kind cluster.
 # shellcheck shell=sh
 # The names below are used by the scripts that source this file.

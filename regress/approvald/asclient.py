@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A client of approvald's sockets for the tests and the benchmark.
 
 Speaks the suite's framing through regress/lib/asframe.py.
@@ -193,7 +194,7 @@ def cmd_every(argv):
         "approval_id": aid, "tool": "terraform_apply",
         "arguments": {"working_dir": "demo", "approval_id": aid},
         "plan_digest": "a" * 64, "all": True, "reason": "x",
-        "state": "approved", "decision": "allow", "session_owner": "t",
+        "state": "approved", "decision": "allow",
         "progress": False, "summary": {}, "plan_text": "",
         "client": CLIENT}).encode()
     for mtype in sorted(TYPES.values()) + [199, 299, 999, 65535]:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # approvald's benchmark (not a kyua test): decisions per second, spends
 # per second with full durability (WAL, synchronous=FULL, each spend
 # acknowledged by the audit log before it commits), and approvald's CPU

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Approvals through the live daemon: binding, expiry, denial, single use,
 # auditing that fails closed, policy reload, and approvalctl.
 

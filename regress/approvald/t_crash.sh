@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # kill -9 at any point leaves the database consistent and nothing
 # spendable twice.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The policy and the decision table: approvald's policy.c and decide.c
  * against policy.fixture, with a terraform root built in the work dir.

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Single use under contention: 64 processes spend one approval at once,
 # exactly one wins and 63 hear "already spent"; 100 times over.
 

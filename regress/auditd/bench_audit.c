@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * bench_audit: durable audit events per second with 1, 8 and 64
  * concurrent writers, each a process calling audit_emit() in a loop

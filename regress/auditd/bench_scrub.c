@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * bench_scrub: what auditd's scrubber costs per record, for a typical
  * tool.request, a 4 KiB shell output of ordinary text, a 4 KiB one

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 # Writers that flood auditd at once: CONNS connections, each sending
 # one MSG_AUDIT_EVENT whose payload is exactly BYTES long, all released
 # together; then each waits for its ack.  With --stopped PID, auditd is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 # Test double for a daemon's audit client: sends MSG_AUDIT_EVENT frames
 # to audit.sock the way common/audit.c does, but without "writer" and
 # "seq" (as an older client would), and waits for each ack.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer: any bytes through the scrubber, as a string and as a key.
  * The input is copied to a buffer of its exact size, so a matcher that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Prints every secret-shaped string in the files given (audit logs) and
 # exits 1 if there is any; 0 when they are clean.  The shapes are those
 # auditd's scrubber cuts (common/scrub_shape.c), so a leak fails any test:

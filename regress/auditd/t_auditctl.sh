@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # auditd through auditctl: a call's trail, tail and follow, stats,
 # rotation, readers and writers kept apart, scrubbing on the way in, the
 # chain checked by verify (tampering pinned to the record), and recovery

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Signed checkpoints: the attacks a whole hash chain alone misses
 # (truncation across a restart, a consistent rewrite) and the ways a
 # checkpoint itself can be wrong.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The audit client against a real auditd: every event is acknowledged
  * only once it is in the file; with auditd gone, or refusing, the

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Writers that flood: a batch that reaches its byte bound while a
 # checkpoint is due is committed once, with the checkpoint in it, and
 # auditd acknowledges every event and keeps serving.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Scrubbing: a fixture of secret-shaped strings in every position a
  * field can hold them (values, keys, nested objects, arrays, inside

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The shapes issues 17 and 30 found logged verbatim, sent as a run_shell
 # command through the running suite: the caller gets its output, the
 # audit log holds none of them.

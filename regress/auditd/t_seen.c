@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * auditd's table of writers: an event whose seq is not above its
  * writer's last written one is a copy; the table keeps the 256 writers

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """brokerd's added latency per issue+revoke, against the Vault double.
 
   python3 regress/brokerd/bench.py BINDIR [ROUNDS]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # mkcerts.sh DIR: a test CA and a certificate for 127.0.0.1 signed by it
 # (ca.pem, server.pem, server.key), and a second, unrelated CA (other-ca.pem).
 set -e

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * brokerd live: the real daemon between a Vault double (HTTPS, a test CA
  * made with openssl) and an audit stand-in, driven over broker.sock the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The secret's way out: file format, sealed memfd, "<redacted>". */
 #include <sys/mman.h>
 

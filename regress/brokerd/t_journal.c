@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The lease journal: replayed, compacted, appended, emptied. */
 #include <atf-c.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Scopes: parsed from brokerd's section, resolved from the action only. */
 #include <atf-c.h>
 #include <stdio.h>

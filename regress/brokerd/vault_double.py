@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A Vault API double for brokerd's tests (Python 3 standard library).
 
 Serves HTTPS with the certificate it is given and implements what

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Breaks each listener's rules on one connection per socket and checks
 that every break is answered ERR_BADMSG, naming the type, and that the
 connection then still answers PING.  Where the kernel lets a listener

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Peers that try to hold a daemon's memory or descriptors, on one
 daemon socket each; every check prints what it saw and exits 1 when the
 daemon did not keep its bound.

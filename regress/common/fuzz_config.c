@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* libFuzzer: any configuration file; errors, never crashes. */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer: any byte stream on a daemon socket.  The reader must hand
  * out only well-formed frames and report the rest, never crash.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Hands every listener a TCP socket that would hold close() for
 LINGER seconds (set to linger, its other end never reads), then checks
 that the daemon answers PING at once throughout.

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # What one peer may hold of a daemon (README "Operating it",
 # connections): output it does not read, half a frame, connections of
 # its uid, and the descriptors a flood of connections would take.  Each

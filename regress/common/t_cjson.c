@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Canonical JSON and SHA-256 against known vectors. */
 #include <atf-c.h>
 #include <fcntl.h>

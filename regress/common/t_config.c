@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The configuration file: defaults, errors as file:line: what, -nv. */
 #include <atf-c.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Every daemon: starts, answers PING, admits only its peers, survives bad
 # frames, leaks nothing, and goes away cleanly on SIGTERM.
 

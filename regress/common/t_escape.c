@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* esc_text: what the operators' tools make of text from an agent. */
 #include <atf-c.h>
 #include <stdlib.h>

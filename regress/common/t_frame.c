@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Framing: round trips, descriptor passing, and every malformed frame. */
 #include <sys/socket.h>
 #include <sys/wait.h>

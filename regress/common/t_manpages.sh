@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Every program has a manual, and every manual is well-formed mdoc.
 
 atf_test_case lint

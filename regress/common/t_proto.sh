@@ -1,7 +1,8 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # proto.h's one list of message types against the copies outside C: the
 # Python frames of the tests (regress/lib/asframe.py) and the session
-# agent's own numbers (runnerd/session-agent.py).
+# agent's own numbers (sandbox-init/session-agent.py).
 
 . "$(atf_get_srcdir)/../lib/suite.subr"
 
@@ -49,7 +50,7 @@ for node in ast.parse(open(sys.argv[1]).read()).body:
     values = ast.literal_eval(node.value)
     values = values if isinstance(values, tuple) else [values]
     for n, v in zip(names, values):
-        print(n, v)' "$(as_src)/runnerd/session-agent.py" |
+        print(n, v)' "$(as_src)/sandbox-init/session-agent.py" |
 	    sort > py.txt
 	if ! diff -u c.txt py.txt >&2; then
 		atf_fail "proto.h (-) and session-agent.py (+) differ"

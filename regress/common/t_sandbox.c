@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The sandbox really binds: a child that enters a role's sandbox and
  * then makes a call outside its list is killed (or, in trap mode, told

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # `make deps demo` and `make deps test` are one invocation each on a
 # fresh machine: pkg-config knows no library until deps has installed
 # them, so nothing may ask it before deps has run.

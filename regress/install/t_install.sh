@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The suite as `make install` lays it out, with one user per daemon:
 # installed into a temporary prefix (the users and groups are real, made
 # by scripts/create-users if missing), each daemon started as its

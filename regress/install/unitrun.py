@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Starts an installed systemd unit's daemon the way systemd would.
 
 usage: unitrun.py UNIT LOGFILE [TIMEOUT]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # admit.sh FILE...: starts the Kubernetes API double in the current
 # directory, creates the namespace agent-sandbox enforcing Pod Security
 # "restricted" (as cluster/namespaces.yaml does), POSTs each FILE (a Job)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # bench.sh BUILD [N]: per-call overhead of runnerd's kubernetes backend
 # against the API double (not a kyua test).  N run_shell calls of `true`,
 # one after another, through runnerd (stand-in peers, no credential, then
@@ -42,7 +43,7 @@ stop_runnerd_peers()
 
 # The session agent where images/session has it, for the runner.
 mkdir -p image/usr/local/libexec/agent-sandbox
-cp "$top/runnerd/session-agent.py" image/usr/local/libexec/agent-sandbox/
+cp "$top/sandbox-init/session-agent.py" image/usr/local/libexec/agent-sandbox/
 K8S_DOUBLE_IMAGE=$work/image
 export K8S_DOUBLE_IMAGE
 kb_cluster

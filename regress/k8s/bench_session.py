@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Session figures on the kubernetes backend against the API double
 (not a test), driven by bench.sh:
 

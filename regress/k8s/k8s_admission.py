@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Admission for the Kubernetes API double: object validation (422 Invalid)
 and Pod Security admission at the baseline and restricted levels.
 

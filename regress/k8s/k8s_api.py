@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The verbs of the Kubernetes API double, without HTTP: routing, RBAC
 checks, create / get / list / patch / delete / deletecollection,
 TokenRequest, SelfSubjectAccessReview, pods/log and discovery.  Every answer is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Authentication and RBAC for the Kubernetes API double.
 
 Tokens: the configured admin token (a member of system:masters, allowed

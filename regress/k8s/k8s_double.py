@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A Kubernetes API server double for agent-sandbox's tests (Python 3
 standard library only).  It serves HTTPS on 127.0.0.1, or the address of
 --bind (the port is chosen by the kernel and written to STATE/port) with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """PATCH for the Kubernetes API double: the three patch types the API
 server takes on a JSON object, applied to the object as served.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Just enough of the Kubernetes protobuf encoding for kubectl's typed
 requests to the double: kubectl sends TokenRequest (`kubectl create
 token`), DeleteOptions (`kubectl delete`), SelfSubjectAccessReview

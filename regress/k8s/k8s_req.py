@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """k8s_req.py [-t TOKEN] [-H HEADER]... METHOD PATH [BODY-FILE]: one
 request to the double at https://127.0.0.1:$(cat state/port) with the test
 CA; prints the status code on the first line and the body after it; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The agent-sandbox kinds in the Kubernetes API double, and pods/exec.
 
 What the double learns here, written from kubernetes-sigs/agent-sandbox

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Object store, selectors and the Job "controller" of the Kubernetes API
 double.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """kcall.py SOCK TOOL ARGUMENTS-JSON [--cancel-after S]: one tool call on
 runner.sock (regress/runnerd/runcall.py's call_tool); prints the result
 JSON.  kcall.py SOCK TOOL ARGUMENTS-JSON -n N: N calls one after

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """mcp_pods.py MCPD CONF NAMESPACE: one k8s_get_pod_status call through a
 real mcpd over stdio (the client of regress/mcpd/mcp_check.py); prints
 the tools/call result JSON."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """mkjob.py NAME [MUTATION]...: a Job for namespace demo-app that
 satisfies Pod Security "restricted" the way the kubernetes backend's Jobs
 must (runAsNonRoot, uid 65534, allowPrivilegeEscalation false,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A runner for k8s_double.py (--runner) for runnerd's kubernetes backend:
 runs the first container's command and args on this machine, like
 pod_runner.py, but with each volumeMount's mountPath (/run/secrets, /tmp,

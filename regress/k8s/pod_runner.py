@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A runner for k8s_double.py (--runner): runs the first container's
 command and args on this machine, in the pod's volume directory, with
 the container's literal env values, and exits with its status.  Each

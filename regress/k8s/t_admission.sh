@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Pod Security "restricted" admission in the double, through the real
 # kubectl: the Job the kubernetes backend must build (mkjob.py) is
 # admitted and runs; the same Job missing any one required control, or

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The double's API semantics the kubernetes backend relies on: Status
 # error shapes, deletion and propagationPolicy, selectors, dryRun, Job
 # retries, deadlines and TTL.  Raw requests (k8s_req.py) where the exact

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerd's kubernetes backend against the API double, as runnerd's own
 # least-privileged ServiceAccount (cluster/rbac-runnerd.yaml): a command
 # runs as a Job, its exit status and output come back, the credential is

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerd's kubernetes backend when the API server fails: down, 403 on
 # the Job or on the Secret, 409, Pod Security refusing the Job's pods, a
 # watch cut mid-way.  Each call ends

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # k8s_get_pod_status end to end: mcpd -> runnerd (kubernetes backend) ->
 # approvald -> brokerd -> the Vault double, which mints the pod-reader
 # credential in the Kubernetes double as Vault's kubernetes engine does;

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The double's fault modes, as kubectl sees them: an API server that is
 # down, that forbids everything, that answers every create with 409, or
 # that is slow; a fault may be limited to a path or a method.

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * runnerd's kubeconfig reader (runnerd/kube_api.c, linked in here):
+ * runnerd's kubeconfig reader (kube/api.c, linked in here):
  * the current context's server, CA and user, from files or -data, and
  * clear errors for what it cannot use.
  */
@@ -8,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runnerd/kube.h"
+#include "kube.h"
 
 static void
 write_file(const char *path, const char *text)

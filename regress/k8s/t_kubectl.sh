@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The real kubectl against the Kubernetes API double: a pod-reader token
 # as Vault's kubernetes engine mints it (a ServiceAccount, Role and
 # RoleBinding with the rules of cluster/vault/roles/pod-reader.json, and a

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * runnerd's Job and Secret builders (runnerd/kube_job.c, linked in
+ * runnerd's Job and Secret builders (kube/job.c, linked in
  * here since the k8s area has no daemon of its own): every control the
  * kubernetes backend promises is in the JSON, and the API double's Pod
  * Security admission admits the Job but refuses it with any of the
@@ -12,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runnerd/kube.h"
-#include "../../runnerd/launcher.h"
+#include "kube.h"
+#include "launcher.h"
 
 #define REQ_ID	0x0123456789abcdefULL
 

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Every script is shellcheck-clean, and every manifest of cluster/ parses
 # as YAML once rendered the way scripts/k8s-up renders it (k8s-lib.sh
 # render); for scripts/k8s-*, which cannot run here (no container engine,

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Code-execution sessions on the kubernetes backend, against the API
 # double with agent-sandbox's kinds (k8s_sandbox.py): the session checks
 # that run on gvisor (regress/runnerd/session_check.py) run here on a
@@ -23,7 +24,7 @@ ks_cluster()
 {
 	img=$(pwd)/image/usr/local/libexec/agent-sandbox
 	mkdir -p "$img"
-	cp "$(atf_config_get srcdir)/runnerd/session-agent.py" "$img/" ||
+	cp "$(atf_config_get srcdir)/sandbox-init/session-agent.py" "$img/" ||
 	    atf_fail "no session agent"
 	K8S_DOUBLE_IMAGE=$(pwd)/image
 	export K8S_DOUBLE_IMAGE

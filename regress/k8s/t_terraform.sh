@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The terraform tools on the kubernetes backend: runnerd, approvald,
 # brokerd and auditd real; the cluster is the API double, whose pods run
 # the real terraform (path_runner.py).  Working directories, state and

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Watching Jobs on the double: newline-delimited events up to the Job's
 # completion, resuming from a resourceVersion, 410 Gone (an ERROR event)
 # for one older than the resource's kept history, and the fault that cuts

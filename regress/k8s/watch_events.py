@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """watch_events.py FILE: one line "TYPE KIND CODE CONDITIONS..." per
 event of a watch saved by k8s_req.py (its first line is the HTTP code)."""
 

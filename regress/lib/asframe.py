@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The suite's wire (common/proto.h) for the Python test doubles and
 clients under regress/: the one place outside common/ that knows it.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A minimal auditd for the daemons' tests: acks every MSG_AUDIT_EVENT
 with MSG_AUDIT_ACK {"seq": n} and appends the event, exactly as
 received, to a JSON-lines log.  Unlike auditd it scrubs nothing, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A test client that speaks the suite's framing on any daemon socket,
  * well or badly:

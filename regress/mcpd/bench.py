@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """mcpd benchmark (not a test): tools/list round trips per second and
 ping latency through mcpd's stdio, one request at a time, plus the
 round trip of a tools/call through a stand-in runnerd.

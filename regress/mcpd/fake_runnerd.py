@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A stand-in runnerd for mcpd's tests: serves runner.sock with the
 suite's framing (regress/lib/asframe.py) and plays tools:
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target: bytes from the client, through the line reader,
  * the JSON-RPC classifier and every MCP method mcpd serves.  runner.c

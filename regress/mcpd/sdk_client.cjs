@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // mcpd driven by the official MCP TypeScript SDK client (Client +
 // StdioClientTransport), against fake_runnerd.py: tools, progress,
 // cancellation and logging.  For t_sdk.sh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // mcpd driven by the v2 MCP client (@modelcontextprotocol/client) in
 // each of its negotiation modes (legacy, auto, pinned 2026-07-28),
 // against fake_runnerd.py; then mcpd's raw lines for what the SDK never

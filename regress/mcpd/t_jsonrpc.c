@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The stdio line reader and the JSON-RPC classifier, one bad input each. */
 #include <stdio.h>
 #include <stdlib.h>

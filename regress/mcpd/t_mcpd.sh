@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 #
 # mcpd end to end over stdio, against a stand-in runnerd
 # (fake_runnerd.py) and with the real seccomp filter in force.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * mcpd's seccomp filter: once sandboxed it can read and write the
  * descriptors it has and reconnect to runnerd (one Unix socket type,

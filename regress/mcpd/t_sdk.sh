@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 #
 # mcpd against the official MCP TypeScript clients: the SDK 1.x client
 # and the v2 client (@modelcontextprotocol/client).  They are installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* The tool table and argument checks against each tool's inputSchema. */
 #include <stdio.h>
 #include <string.h>

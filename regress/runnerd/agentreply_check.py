@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The checks of t_agentreply.sh, against a runnerd whose session agent
 is bad_agent.py:
 
@@ -52,7 +53,7 @@ def main():
     reason, answered = REASONS[case]
     signal.signal(signal.SIGALRM, lambda *_: fail("no answer in 60 s"))
     signal.alarm(60)
-    a, b = Client(sock, owner="a"), Client(sock, owner="b")
+    a, b = Client(sock), Client(sock)
     sids = []
     for c in (a, b):
         r = c.call("run_python", code="1+1")

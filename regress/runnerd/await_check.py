@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A task's cancel, as mcpd sends it (TOOL_CANCEL {"answer": true}) for a
 call waiting on its approval (TOOL_AWAIT), is answered with what it did,
 and the call's end agrees with the answer.

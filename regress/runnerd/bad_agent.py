@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A stand-in session agent for t_agentreply.sh.  It speaks the agent's
-framing (see runnerd/session-agent.py) and answers run_python with the
+framing (see sandbox-init/session-agent.py) and answers run_python with the
 value of the code as an expression, except that code "bad:CASE" makes
 it misbehave as CASE says: what a session's own code could do once it
 has replaced the agent.

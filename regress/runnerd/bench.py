@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """runnerd's benchmark (not a test): cold start of one sandbox through
 runnerd against a bare `runsc do true` in the same run, and sandboxes
 per second at 2 and 8 concurrent calls.

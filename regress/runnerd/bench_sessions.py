@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Session benchmark (not a test), driven by bench_sessions.sh:
 
   bench_sessions.py WARM_DIR COLD_DIR SUITE_DIR MCPD [ROUNDS] [CALLS]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: ISC
 # Session benchmark (not a test).  Side by side: the first call of a new
 # session when it claims a warm-pool sandbox and when it cold-starts one
 # (two runnerds, warm_pool 1 and 0, with rd.subr's stand-in peers); then
@@ -12,7 +13,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 RD_BIN="$top/${1:-obj}/bin"
 RD_LIB="$top/regress/runnerd"
 . "$RD_LIB/rd.subr"
-agent="  session_agent: $top/runnerd/session-agent.py"
+agent="  session_agent: $top/sandbox-init/session-agent.py"
 
 # The whole suite but mcpd, in $1 (mcpd is the benchmark's child).
 suite_start()

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """terraform_plan and terraform_apply through the whole suite (an MCP
 client on mcpd's stdio, runnerd, gVisor, approvald, brokerd, auditd),
 with runnerd.terraform_pool off and on, against `runsc do terraform`

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The plan store's growth (runnerd/tfstore.c) over PLANS terraform_plan
+# SPDX-License-Identifier: ISC
+"""The plan store's growth (helperlib/tfstore.c) over PLANS terraform_plan
 calls through the whole suite, of a module that changes between them:
 the demo module with 64 files of 64 KiB beside it, one of which is
 rewritten before each plan.  Prints, after the plans, what the store

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Sessions beside slow credentials (a benchmark, not a test).
 
   bench_vault.py BUILD_DIR [CALLS]                          (as root)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The whole suite but mcpd for runnerd's benchmarks (not a test):
 auditd, approvald, brokerd and runnerd in the foreground on W/run,
 state in W/var, etc/policy.yaml with its terraform_root at W/tf.
@@ -31,7 +32,7 @@ runnerd:
   user: ""
   peers: {{ users: [{uid}] }}
   state_dir: {w}/var/runner
-  session_agent: {TOP}/runnerd/session-agent.py
+  session_agent: {TOP}/sandbox-init/session-agent.py
 {runnerd}approvald:
   user: ""
   peers: {{ users: [{uid}] }}

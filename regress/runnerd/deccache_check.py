@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """t_deccache.sh's checks of runnerd's reuse of approvald's decisions.
 
   deccache_check.py decisions LOG   one line per guardrail.decision in the

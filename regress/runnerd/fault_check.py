@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """One fault of t_faults.sh: a peer of runnerd stopped (SIGSTOP) while
 calls run, against the real suite the test started.
 

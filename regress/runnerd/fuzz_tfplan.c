@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the plan summary: the plan JSON comes out of a
  * sandbox the agent's module ran in.  The input is the plan JSON and also
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../runnerd/tfplan.h"
+#include "tfplan.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * libFuzzer target for the reading of a module's files for its module
- * calls (runnerd/tfsource.c): every byte of them is the agent's.  The
+ * calls (helperlib/tfsource.c): every byte of them is the agent's.  The
  * first byte chooses HCL or JSON; the rest is the file.  Either it
  * passes or it is refused with a reason, never neither.
  *
@@ -10,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../runnerd/tfsource.h"
+#include "tfsource.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

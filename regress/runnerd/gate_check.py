@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The two-call approval flow of one MCP client, on one runner.sock
 connection, against another connection that learns the approval id.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Test listeners on this machine's own addresses, for rd.subr.
 
   hostnet.py addr                  prints this host's first non-loopback IPv4

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """Stand-ins for approvald, brokerd and auditd in runnerd's tests.
 
 Serves approval.sock, broker.sock and audit.sock in RUNDIR with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Runs inside a sandbox (fed to python3 on stdin) and prints one
 "name=value" line per observation for rd.subr's checks to match.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // notifications/progress from the real runnerd, through mcpd, as the
 // official MCP SDK client sees them: terraform's phases in order, and
 // a heartbeat from a session call that runs 6 s.  For t_progress.sh.
@@ -73,7 +74,7 @@ async function main() {
 	check(increasing(seen), "terraform_plan's progress decreased");
 
 	// Later calls have no init phase once the init cache holds the
-	// module's lock file (launcher_tfinit.c), which it builds beside
+	// module's lock file (launcher/tfinit.c), which it builds beside
 	// the first call.
 	const initless = (want) => [want, want.replace('"terraform init",',
 	    "")];

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The queue checks of t_queue.sh, each against a runnerd with
 max_calls 1 that the test started (rd.subr) with stand-in peers:
 
@@ -84,7 +85,7 @@ class Blocker:
     """sleep 1000 in the one sandbox, on a connection of its own."""
 
     def __init__(self, sock):
-        self.c = Client(sock, "blocker")
+        self.c = Client(sock)
         self.id = self.c.send("run_shell", {"command": "sleep 1000"})
         recorded([self.id], "sandbox.started")
 
@@ -138,7 +139,7 @@ def check_full(sock):
 # Clients take turns: b's one call runs before most of a's earlier ones.
 def check_turns(sock):
     blk = Blocker(sock)
-    a, b = Client(sock, "a"), Client(sock, "b")
+    a, b = Client(sock), Client(sock)
     mine = [echo(a, "a%d" % i) for i in range(6)]
     recorded(mine)
     theirs = echo(b, "b")
@@ -159,7 +160,7 @@ def check_turns(sock):
 # client past its share is refused, the other not.
 def check_share(sock):
     blk = Blocker(sock)
-    a, b = Client(sock, "a"), Client(sock, "b")
+    a, b = Client(sock), Client(sock)
     flood = [echo(a, "a%d" % i) for i in range(4)]
     recorded(flood)
     took = "another client's call took its place"
@@ -184,9 +185,9 @@ def check_share(sock):
 # refused, though its client share and the queue have room.
 def check_user_share(sock):
     blk = Blocker(sock)
-    roots = [Client(sock, "r%d" % i) for i in range(4)]
+    roots = [Client(sock) for i in range(4)]
     mine = [echo(c, "r%d" % i) for i, c in enumerate(roots[:3])]
-    other = Client(sock, "nobody", uid=65534)
+    other = Client(sock, uid=65534)
     theirs = echo(other, "nobody")
     recorded(mine + [theirs])
     over = echo(roots[3], "r3")
@@ -209,13 +210,13 @@ def check_user_share(sock):
 # though the queue has room, and a client of uid 65534 is not.
 def check_user_inflight(sock):
     blk = Blocker(sock)
-    roots = [Client(sock, "r%d" % i) for i in range(3)]
+    roots = [Client(sock) for i in range(3)]
     mine = [echo(c, "r%d" % i) for i, c in enumerate(roots[:2])]
     recorded(mine)
     over = echo(roots[2], "r2")
     refused(roots[2].result(over), "runnerd.inflight_per_user")
     one_end(over, "tool.failed", "runnerd.inflight_per_user")
-    other = Client(sock, "nobody", uid=65534)
+    other = Client(sock, uid=65534)
     theirs = echo(other, "nobody")
     blk.release()
     for c, reqid in zip(roots[:2] + [other], mine + [theirs]):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The checks of t_runnerctl.sh, each run against a runnerd that the
 test started (rd.subr) with stand-in peers and the test's uid among
 runnerd.operators:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A client of runner.sock for runnerd's tests and benchmark.
 
   runcall.py SOCK COMMAND          one run_shell call; prints the result JSON

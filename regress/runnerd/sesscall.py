@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """A client of runner.sock that keeps its connection, as mcpd does, so
 that the sessions it opens stay its own.  For the session tests, the
 session benchmark and runcall.py's one-call client.
@@ -26,7 +27,7 @@ class ProtocolError(RuntimeError):
 
 
 class Client:
-    def __init__(self, path, owner="test", uid=None):
+    def __init__(self, path, uid=None):
         """uid: connect as that user (SO_PEERCRED takes the effective
         uid at connect), through the real path for its permissions."""
         if uid is None:
@@ -38,12 +39,10 @@ class Client:
                 self.conn = Conn(path)
             finally:
                 os.seteuid(0)
-        self.owner = owner
 
     def send(self, tool, args):
         reqid = int.from_bytes(os.urandom(8), "little") | 1
         self.conn.send(MSG_TOOL_CALL, {"tool": tool, "arguments": args,
-                                       "session_owner": self.owner,
                                        "progress": False}, reqid)
         return reqid
 

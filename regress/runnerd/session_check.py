@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The session checks of t_session.sh, each run against a runnerd that
 the test started (rd.subr) with stand-in peers:
 
@@ -362,7 +363,7 @@ def check_limits(sock):
 # --- isolation between sessions ------------------------------------------
 
 def check_isolation(sock):
-    a, b = Client(sock, "a"), Client(sock, "b")
+    a, b = Client(sock), Client(sock)
     sa, _ = opened(a, "run_shell", command="echo a-secret > /work/mine; "
                    "echo a-tmp > /tmp/mine; (sleep 120 &) ; echo started")
     sb, _ = opened(b, "run_shell", command="true")
@@ -428,7 +429,7 @@ def check_userns(sock):
 # --- ownership, caps, reaping ----------------------------------------------
 
 def check_owner(sock):
-    a, b = Client(sock, "a"), Client(sock, "b")
+    a, b = Client(sock), Client(sock)
     sid, _ = opened(a, code="secret = 'a'")
     for tool, args in (("run_python", {"code": "secret"}),
                        ("run_shell", {"command": "true"}),
@@ -457,8 +458,8 @@ def check_owner(sock):
 
 def check_caps(sock):
     # a and b: two clients of this uid; n: one of uid 65534.
-    a, b = Client(sock, "a"), Client(sock, "b")
-    n = Client(sock, "n", uid=65534)
+    a, b = Client(sock), Client(sock)
+    n = Client(sock, uid=65534)
     s1, _ = opened(a, code="1")
     opened(a, code="2")
     r = a.call("run_python", code="3")
@@ -703,7 +704,7 @@ def own_replies(c, sid, what):
 
 def bystander(sock):
     """Another client's session, opened before one misbehaves."""
-    other = Client(sock, owner="other")
+    other = Client(sock)
     osid, _ = opened(other, code="n = 1")
     return other, osid
 

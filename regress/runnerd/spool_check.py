@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """runnerd's audit spool across a crash (t_faults.sh:spool_crash).
 
   spool_check.py calls SOCK AUDITD_PID N

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A session agent's replies are hostile input (issue 21): each bad
 # reply of bad_agent.py ends its own session with a reason, in the
 # result and the audit log; runnerd stays up, and a session opened

@@ -1,4 +1,5 @@
-/* The launcher's checks on what the engine asks of it (launcher_bundle.c). */
+/* SPDX-License-Identifier: ISC */
+/* The launcher's checks on what the engine asks of it (helperlib/bundle.c). */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -14,8 +15,8 @@
 
 #include "../../common/config.h"
 
-#include "../../runnerd/launcher.h"
-#include "../../runnerd/output.h"
+#include "launcher.h"
+#include "output.h"
 
 ATF_TC_WITHOUT_HEAD(workspace_names);
 ATF_TC_BODY(workspace_names, tc)

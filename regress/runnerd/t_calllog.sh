@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # MCP log messages (issue 20): a call whose TOOL_CALL asks ("log") gets
 # its audit events as MSG_TOOL_LOG on its own connection, scrubbed as
 # the audit log is, at the level their meaning gives; a call that does

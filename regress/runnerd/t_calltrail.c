@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* runnerd's trail of open calls (runnerd/trail.c). */
 #include <sys/stat.h>
 
@@ -9,7 +10,7 @@
 #include <unistd.h>
 
 #include "event.h"
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 #define TRAIL	"calls.trail"
 #define R1	"req-0000000000000001"

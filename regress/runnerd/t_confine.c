@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The launcher reads agent trees only in a Landlock domain
- * (launcher_confine.c): a read outside the paths it was given fails
+ * (launcher/confine.c): a read outside the paths it was given fails
  * there, even as root.
  */
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 
 #include "../../common/config.h"
 #include "../../common/sandbox.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 static struct as_config	 conf;
 static char		 base[PATH_MAX];

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's keeping of approvald's decisions (runnerd/decision_cache.c):
  * only an allow with reuse_ms, only for its tool, only until it expires,
@@ -7,7 +8,7 @@
 
 #include <atf-c.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 static void
 store(const char *tool, const char *verdict, int reuse_ms)

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerd reuses an allow that approvald marked reusable (reuse_ms) for
 # the next calls of the same tool, until reuse_ms passes: with approvald
 # stopped, a session keeps answering.  A deny, an approval required and

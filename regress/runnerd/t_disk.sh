@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # /work is bounded (runnerd.work_max, issue 29): a sandbox or session
 # that fills it gets ENOSPC and its call ends and is recorded; the state
 # directory, on a small file system of the test's own, keeps its room;
@@ -74,7 +75,7 @@ disk_case session_full "a session that fills /work gets ENOSPC and lives on"
 session_full_body()
 {
 	rd_setup
-	RD_SESSIONS_MAX=2 RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
+	RD_SESSIONS_MAX=2 RD_EXTRA="  session_agent: $(atf_config_get srcdir)/sandbox-init/session-agent.py
   warm_pool: 0
   work_max: 8M" rd_start || atf_fail "start"
 	python3 - run/runner.sock "$FILL" "$RD_LIB" > ids 2>err <<'EOF' ||

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # No daemon blocks on another: each of runnerd's peers in turn is
 # stopped (SIGSTOP) for 10 s while session calls, one-shot terraform
 # plans and a new client run, then continued.  The real suite, gVisor;

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A person in the loop for any tool: with a policy tier of high, a call
 # stops at a pending approval bound to its arguments, and runs only when
 # made again with the approval a person granted, once, by the client

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The isolation claims of the gvisor backend (issue 6), each a test; the
 # same checks make scripts/verify-local.
 

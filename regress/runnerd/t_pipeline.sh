@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerd's call pipeline around the sandbox: policy, audit, credential,
 # cancel, start-up sweep, and no start without runsc.
 

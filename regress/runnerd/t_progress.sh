@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Progress (issue 16): the real suite (mcpd, runnerd with gVisor,
 # approvald, brokerd, auditd) reports terraform's phases (a plan, and
 # the apply a person approved) and a session call's heartbeat to an MCP

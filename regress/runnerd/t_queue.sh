@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Calls beyond runnerd.max_calls wait (issue 15): all are served, a full
 # queue and a long wait refuse with one audit end, clients take turns,
 # and a cancelled call or one of a client gone leaves the queue.  runnerd

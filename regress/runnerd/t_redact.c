@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The credential cut out of a sandbox's result (runnerd/redact.c): its
  * bytes, base64 and hex, and a JSON credential's values one by one,
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 
 static struct secret *
 loaded(const char *bytes)

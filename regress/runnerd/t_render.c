@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * The render (launcher_render.c) is a sandbox: what runs in it cannot
+ * The render (launcher/render.c) is a sandbox: what runs in it cannot
  * make a user namespace, and forks and memory are bounded by the call's
  * cgroup.  A probe runs where the render's terraform would, by
  * render_exec, in a cgroup made as a call's is.
@@ -17,7 +18,7 @@
 #include <jansson.h>
 
 #include "../../common/config.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 #define PROBE_FORKS	300
 

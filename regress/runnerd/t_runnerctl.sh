@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerctl (issue 10): an operator lists the sessions and copies files
 # into and out of any of them, with write_file's and read_file's checks,
 # each copy audited without its content; nobody else may.  runnerd runs
@@ -31,7 +32,7 @@ rc_run()
 	rd_open_run
 	rt=$(cat rundir)
 	RD_SESSIONS_MAX=4 RD_EXTRA="  operators: { users: [$(id -u)] }
-  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
+  session_agent: $(atf_config_get srcdir)/sandbox-init/session-agent.py
   warm_pool: 1
   timeout: 10s" rd_start || atf_fail "runnerd did not start: $(cat runnerd.log)"
 	sed "s|^runtime_dir: .*|runtime_dir: $rt|" conf.yaml > "$rt/conf.yaml"

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Code-execution sessions (issue 10): state, the proof scenario, files,
 # limits, isolation between sessions, ownership, caps, reaping, audit,
 # the warm pool, and breakout attempts through the tools.  Each check
@@ -28,7 +29,7 @@ ss_setup()
 # ss_start [config lines]: runnerd with sessions on, a small pool.
 ss_start()
 {
-	RD_SESSIONS_MAX=${RD_SESSIONS_MAX:-16} RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
+	RD_SESSIONS_MAX=${RD_SESSIONS_MAX:-16} RD_EXTRA="  session_agent: $(atf_config_get srcdir)/sandbox-init/session-agent.py
   warm_pool: ${SS_POOL:-1}
   timeout: ${SS_TIMEOUT:-3s}
   memory: 256M

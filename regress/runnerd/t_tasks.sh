@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # Tasks and plan resources (issue 20): the real suite (mcpd, runnerd
 # with gVisor, approvald, brokerd, auditd) and the MCP SDK client.  An
 # approval-gated terraform_apply runs as a task that waits for the

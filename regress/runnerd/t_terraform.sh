@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # terraform_plan and terraform_apply through the real suite: mcpd (via
 # the MCP SDK), runnerd with gVisor, approvald, brokerd and auditd.
 
@@ -176,7 +177,7 @@ terraform_errors_body()
 	grep -q '"isError":true' r.json || atf_fail "syntax error not an error"
 	grep -q "Error: " r.txt || atf_fail "no terraform message: $(cat r.txt)"
 	# One whose module calls cannot be read is refused before terraform
-	# runs, with where (runnerd/tfsource.c).
+	# runs, with where (helperlib/tfsource.c).
 	echo 'resource "terraform_data" "x" {' > tf/broken/main.tf
 	as_call terraform_plan '{"working_dir":"broken"}' > r.json
 	as_field text < r.json > r.txt

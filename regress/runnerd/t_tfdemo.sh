@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # terraform/demo does what the demo says, with the terraform on this
 # machine and no provider download: create, then no changes, then the
 # one-line label edit plans a replacement forced by triggers_replace.

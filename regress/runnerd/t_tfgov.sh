@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # What agent-written Terraform may install and run: providers only from
 # the operator's mirror and the policy's allowlist, and code that runs at
 # apply time shown and governed by terraform.provisioners.

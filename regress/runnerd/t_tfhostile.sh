@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A hostile module: the agent owns the working directory and changes it
 # while runnerd copies it, after a person approved it, and fills it with
 # what Terraform would take providers or settings from.
@@ -789,7 +790,7 @@ TF
 	approve_apply applied
 	grep -q '"status":"applied"' applied || atf_fail "apply: $(cat applied)"
 	# TF_DATA_DIR too once the init cache has the key's entry
-	# (launcher_tfinit.c), which it builds beside the first call.
+	# (launcher/tfinit.c), which it builds beside the first call.
 	as_field text < applied | sed -n 's/.*(local-exec): ENV //p' |
 	    grep -vx 'TF_DATA_DIR=/run/plan/.terraform' > env.txt
 	cat > want.txt <<'ENV'

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * The init cache's keys and copies (launcher_tfinit.c): a key for each
+ * The init cache's keys and copies (launcher/tfinit.c): a key for each
  * lock file and provider list, and an entry copied into a workspace
  * only when it holds directories, small files and links into the
  * plugin directory.
@@ -15,7 +16,7 @@
 #include <jansson.h>
 
 #include "../../common/config.h"
-#include "../../runnerd/launcher.h"
+#include "launcher.h"
 
 #define SNAPSHOT "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define LOCK "provider \"registry.terraform.io/hashicorp/null\" {\n" \

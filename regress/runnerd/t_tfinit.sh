@@ -1,5 +1,6 @@
 #! /usr/bin/env atf-sh
-# terraform init, cached per lock file (issue 19, launcher_tfinit.c):
+# SPDX-License-Identifier: ISC
+# terraform init, cached per lock file (issue 19, launcher/tfinit.c):
 # built once from the lock file alone, copied into each call's sandbox,
 # and never changed by what a sandbox writes.
 

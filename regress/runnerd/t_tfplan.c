@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The plan summary against plans terraform 1.11 wrote for terraform/demo
  * (fixtures/regenerate makes them again) and against malformed ones.
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../runnerd/tfplan.h"
+#include "tfplan.h"
 
 #define WEB	"terraform_data.web"
 #define CANARY	"terraform_data.canary"

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # runnerd.terraform_pool: terraform's sandboxes started ahead, each used
 # by one call, refilled, and gone with runnerd.
 

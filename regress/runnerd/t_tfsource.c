@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The reading of a module's files for its module calls and where its
- * state goes (runnerd/tfsource.c): every way of writing a remote source
+ * state goes (helperlib/tfsource.c): every way of writing a remote source
  * that terraform would fetch, and every backend or cloud block, is
  * refused, naming the file, line and source; local calls and
  * look-alikes elsewhere pass; what the reading cannot follow is refused
@@ -10,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../runnerd/tfsource.h"
+#include "tfsource.h"
 
 static char why[1024];
 static struct tf_facts facts;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * runnerd's table of tools (runnerd/tool_table.c) against the suite's
  * (common/tools.c).  What a new tool has to provide: an entry in both,
@@ -6,7 +7,7 @@
 #include <atf-c.h>
 #include <string.h>
 
-#include "../../runnerd/runnerd.h"
+#include "runnerd.h"
 #include "tools.h"
 
 #define ARGV		0x01	/* its sandbox's command */

@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # A crash leaves a complete trail (issue 16, item 3): runnerd killed
 # with -9 while a call runs in a sandbox (a one-shot call, or a call in
 # a session) and another waits for a stopped approvald; the restarted
@@ -49,7 +50,7 @@ tr_wait()
 tr_start()
 {
 	rd_peer_alone approval.sock approvald
-	RD_EXTRA="  session_agent: $(atf_config_get srcdir)/runnerd/session-agent.py
+	RD_EXTRA="  session_agent: $(atf_config_get srcdir)/sandbox-init/session-agent.py
   warm_pool: 1
   timeout: 60s" rd_start --serve broker.sock --serve audit.sock ||
 	    atf_fail "runnerd did not start: $(cat runnerd.log)"

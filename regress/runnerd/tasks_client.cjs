@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // Tasks and plan resources (issue 20) through the official MCP SDK
 // client, against the real suite: an approval-gated terraform_apply run
 // as a task and approved out of band with approvalctl while the client

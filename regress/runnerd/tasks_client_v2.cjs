@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: ISC
 // The task flow through the v2 MCP client (@modelcontextprotocol/client,
 // legacy mode, 2025-11-25): a terraform_apply task on working dir "d"
 // approved with approvalctl while the client waits on tasks/result,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The crash trail's checks on the audit log (events.jsonl) of t_trail.sh.
 
   trail_check.py wait EVENTS EVENT KEY=VALUE...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Linked into the programs of sanitizer builds only.  A daemon's seccomp
  * filter forbids the ptrace and prctl calls of LeakSanitizer's check at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Linked into the test programs of sanitizer builds only.  libatf-c
  * keeps its test-case lists until exit, which LeakSanitizer reports

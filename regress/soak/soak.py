@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """make soak: MINUTES (SOAK_MIN, 30) of CLIENTS (64) MCP clients, each
 an mcpd of its own, against the whole suite on one machine, with
 clients that misbehave beside them; not in CI.

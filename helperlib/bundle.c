@@ -1,0 +1,760 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * One OCI bundle per call: a config.json for runsc, the workspace with
+ * the call's input files and the credential file; the shared read-only
+ * root skeleton they point at.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "launcher.h"
+#include "log.h"
+
+#define CRED_MAX	(1024 * 1024)
+
+/* Host trees bound read-only when no rootfs is configured. */
+static const char *const host_tops[] = {
+	"bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
+};
+/*
+ * /etc/alternatives: Debian's names for cc, c++, awk and the like are
+ * links through it into /usr.
+ */
+static const char *const host_binds[] = {
+	"/usr", "/etc/ssl", "/etc/alternatives", NULL
+};
+static const char *const skeleton[] = {
+	"usr", "etc", "etc/ssl", "etc/alternatives", "tmp", "work", "proc", "dev", "sys", "run",
+	"run/secrets", "run/providers", "run/mirror", "run/home", "run/plan",
+	NULL
+};
+
+void
+container_id(uint64_t id, char out[CONTAINER_ID_LEN])
+{
+	snprintf(out, CONTAINER_ID_LEN, CONTAINER_PREFIX "%016" PRIx64, id);
+}
+
+/* snprintf for paths: -1 (ENAMETOOLONG) rather than a cut path. */
+int
+pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * sandbox-init and sandbox-stat.so in dir, else beside runnerd's own
+ * program (the same build or the same installation); runnerd does not
+ * start without them.
+ */
+static char init_path[PATH_MAX], stat_path[PATH_MAX];
+
+int
+sandbox_init_find(const char *dir)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (dir == NULL) {
+		if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) ==
+		    -1)
+			return -1;
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL)
+			*slash = '\0';
+		dir = self;
+	}
+	if (pathf(init_path, sizeof(init_path), "%s/sandbox-init", dir) ==
+	    -1 || pathf(stat_path, sizeof(stat_path), "%s/sandbox-stat.so",
+	    dir) == -1)
+		return -1;
+	return access(init_path, X_OK) == -1 ? -1 : access(stat_path, R_OK);
+}
+
+const char *
+sandbox_init_path(void)
+{
+	return init_path;
+}
+
+/* One file of runnerd's copied into the shared root, replaced whole. */
+static int
+root_install(const char *root, const char *src, const char *dst_mount,
+    mode_t mode)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+
+	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, dst_mount) == -1 ||
+	    pathf(dst, sizeof(dst), "%s%s", root, dst_mount) == -1)
+		return -1;
+	(void)unlink(tmp);
+	if (copy_file(src, tmp, mode, 0, 0, 0, NULL) == -1 ||
+	    rename(tmp, dst) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* A file of runnerd's words in the shared root, replaced whole. */
+static int
+root_write(const char *root, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	int fd, ok;
+
+	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, name) == -1 ||
+	    pathf(dst, sizeof(dst), "%s%s", root, name) == -1)
+		return -1;
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0444)) == -1)
+		return -1;
+	ok = write_full(fd, text, strlen(text)) == 0;
+	if (close(fd) == -1 || !ok || rename(tmp, dst) == -1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The users a sandbox's files can show: root's (the read-only root) and
+ * the sandbox's own, with Debian's names, so that ls -l, id, getpwuid
+ * and tar answer as on the host.
+ */
+static const char root_passwd[] =
+    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    "nobody:x:65534:65534:nobody:" HOME_MOUNT ":/usr/sbin/nologin\n";
+static const char root_group[] =
+    "root:x:0:\n"
+    "nogroup:x:65534:\n";
+
+/*
+ * localhost from the file, never asked of a resolver the sandbox has no
+ * route to (without these, each lookup of it waited out glibc's DNS
+ * tries, and CPython's test_logging took its whole deadline).
+ */
+static const char root_hosts[] =
+    "127.0.0.1\tlocalhost\n"
+    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+static const char root_nsswitch[] =
+    "passwd: files\n"
+    "group: files\n"
+    "hosts: files dns\n";
+
+/*
+ * sandbox-init and sandbox-stat.so in the shared root made here, where
+ * they cost a sandbox nothing: a bind mount of its own made each start
+ * about 10 ms slower (runsc serves each mount apart).  Copied at every
+ * start, so that the root has this build's.  /etc/ld.so.preload names
+ * the library once it is there: a name without its file would make
+ * every program warn.  /etc/passwd, group, hosts and nsswitch.conf
+ * beside it.
+ */
+static int
+init_install(const char *root)
+{
+	return root_install(root, init_path, INIT_MOUNT, 0555) == -1 ||
+	    root_install(root, stat_path, STAT_MOUNT, 0444) == -1 ||
+	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ||
+	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
+	    root_write(root, "/etc/group", root_group) == -1 ||
+	    root_write(root, "/etc/hosts", root_hosts) == -1 ||
+	    root_write(root, "/etc/nsswitch.conf", root_nsswitch) == -1 ? -1 : 0;
+}
+
+/*
+ * The read-only root shared by every call: mount points, and the
+ * host's /bin, /lib... as the same symlinks into /usr the host has.
+ */
+int
+rootfs_prepare(const struct as_config *conf, char *out, size_t len)
+{
+	char path[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	size_t i;
+
+	if (conf->runnerd.rootfs[0] != '\0') {
+		if (stat(conf->runnerd.rootfs, &st) == -1)
+			return -1;
+		strlcpy(out, conf->runnerd.rootfs, len);
+		return 0;
+	}
+	if (pathf(out, len, "%s/rootfs", conf->runnerd.state_dir) ==
+	    -1 || (mkdir(out, 0755) == -1 && errno != EEXIST))
+		return -1;
+	for (i = 0; skeleton[i] != NULL; i++)
+		if (pathf(path, sizeof(path), "%s/%s", out, skeleton[i]) ==
+		    -1 || (mkdir(path, 0755) == -1 && errno != EEXIST))
+			return -1;
+	for (i = 0; host_tops[i] != NULL; i++) {
+		if (pathf(host, sizeof(host), "/%s", host_tops[i]) ==
+		    -1 || pathf(path, sizeof(path), "%s/%s", out,
+		    host_tops[i]) == -1)
+			return -1;
+		if (lstat(host, &st) == -1)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			if ((n = readlink(host, target, sizeof(target) - 1)) ==
+			    -1)
+				return -1;
+			target[n] = '\0';
+			if (symlink(target, path) == -1 && errno != EEXIST)
+				return -1;
+		} else if (S_ISDIR(st.st_mode) && mkdir(path, 0755) == -1 &&
+		    errno != EEXIST)
+			return -1;
+	}
+	return init_install(out);
+}
+
+/* A workspace file name: one plain component, so never a way out. */
+int
+workspace_name_ok(const char *name)
+{
+	size_t n;
+
+	if (name == NULL || name[0] == '\0' || name[0] == '.' ||
+	    (n = strlen(name)) > 255)
+		return 0;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == n;
+}
+
+/* A provider as HOSTNAME/NAMESPACE/TYPE, three plain components. */
+static int
+provider_name_ok(const char *name)
+{
+	char buf[3 * 256], *part, *rest;
+	int n = 0;
+
+	if (name == NULL || strlcpy(buf, name, sizeof(buf)) >= sizeof(buf))
+		return 0;
+	for (rest = buf; (part = strsep(&rest, "/")) != NULL; n++)
+		if (!workspace_name_ok(part))
+			return 0;
+	return n == 3;
+}
+
+/* The launcher trusts the engine no further than the shape of a request. */
+int
+request_ok(json_t *req)
+{
+	json_t *argv, *v;
+	const char *k;
+	size_t i;
+
+	argv = json_object_get(req, "argv");
+	if (!json_is_array(argv) || json_array_size(argv) == 0)
+		return 0;
+	/*
+	 * Only the launcher makes session bundles (launcher/session.c)
+	 * and pooled ones (launcher/tfpool.c).
+	 */
+	if (json_object_get(req, "session") != NULL ||
+	    json_object_get(req, "pooled") != NULL)
+		return 0;
+	json_array_foreach(argv, i, v)
+		if (!json_is_string(v))
+			return 0;
+	if ((v = json_object_get(req, "agent_code")) != NULL &&
+	    !json_is_boolean(v))
+		return 0;
+	json_array_foreach(json_object_get(req, "egress"), i, v)
+		if (!json_is_string(v))
+			return 0;
+	json_array_foreach(json_object_get(req, "providers"), i, v)
+		if (!provider_name_ok(json_string_value(v)))
+			return 0;
+	json_array_foreach(json_object_get(req, "files_out"), i, v)
+		if (!workspace_name_ok(json_string_value(v)))
+			return 0;
+	json_object_foreach(json_object_get(req, "files_in"), k, v)
+		if (!workspace_name_ok(k) || !json_is_string(v))
+			return 0;
+	return 1;
+}
+
+json_t *
+bind_mount(const char *dst, const char *src, int ro)
+{
+	return json_pack("{s:s, s:s, s:s, s:[s, s]}", "destination", dst,
+	    "type", "bind", "source", src, "options", "rbind",
+	    ro ? "ro" : "rw");
+}
+
+/* dir/name, a new directory of the bundle's, bound read-only at dst. */
+int
+bundle_dir_mount(const char *dir, const char *name, const char *dst,
+    json_t *mounts)
+{
+	char path[PATH_MAX];
+
+	if (pathf(path, sizeof(path), "%s/%s", dir, name) == -1 ||
+	    mkdir(path, 0755) == -1)
+		return -1;
+	return json_array_append_new(mounts, bind_mount(dst, path, 1));
+}
+
+static int
+mounts_add_host(const struct as_config *conf, json_t *mounts)
+{
+	char host[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (conf->runnerd.rootfs[0] != '\0')
+		return 0;
+	for (i = 0; host_binds[i] != NULL; i++)
+		if (stat(host_binds[i], &st) == 0 && json_array_append_new(
+		    mounts, bind_mount(host_binds[i], host_binds[i], 1)) == -1)
+			return -1;
+	for (i = 0; host_tops[i] != NULL; i++) {
+		snprintf(host, sizeof(host), "/%s", host_tops[i]);
+		if (lstat(host, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    json_array_append_new(mounts, bind_mount(host, host, 1)) ==
+		    -1)
+			return -1;
+	}
+	return 0;
+}
+
+static json_t *
+spec_mounts(const struct as_config *conf, const char *dir, int cred,
+    int session)
+{
+	char work[PATH_MAX], credpath[PATH_MAX], tmpopt[64];
+	json_t *m;
+
+	snprintf(tmpopt, sizeof(tmpopt), "size=%ld",
+	    conf->runnerd.tmp_size);
+	if (pathf(work, sizeof(work), "%s/work", dir) == -1 ||
+	    pathf(credpath, sizeof(credpath), "%s/credential", dir) ==
+	    -1)
+		return NULL;
+	/*
+	 * HOME (sandbox_env.c): a new empty tmpfs, read-only; gVisor keeps
+	 * a tmpfs in the sandbox itself, where a bind is one more gofer
+	 * mount to start.
+	 */
+	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
+	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o,"
+	    " {s:s, s:s, s:s, s:[s, s, s, s, s, s]}]",
+	    "destination", "/proc", "type", "proc", "source", "proc",
+	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
+	    "options", "nosuid", "noexec", "size=1m",
+	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
+	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
+	    bind_mount("/work", work, 0),
+	    "destination", HOME_MOUNT, "type", "tmpfs", "source", "tmpfs",
+	    "options", "ro", "nosuid", "nodev", "noexec", "mode=0555",
+	    "size=4k");
+	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
+	    json_array_append_new(m, bind_mount("/run/secrets/credential",
+	    credpath, 1)) == -1) || (conf->runnerd.rootfs[0] != '\0' &&
+	    (json_array_append_new(m, bind_mount(INIT_MOUNT, init_path, 1)) ==
+	    -1 || json_array_append_new(m, bind_mount(STAT_MOUNT, stat_path,
+	    1)) == -1)) || (session && json_array_append_new(m,
+	    bind_mount(AGENT_MOUNT, conf->runnerd.session_agent, 1)) == -1)) {
+		json_decref(m);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * dir/HOST/NAMESPACE/TYPE (or deeper), made with the directories on the
+ * way: a mount point or a directory of links in the plugin directory.
+ */
+int
+plugin_dir_make(const char *dir, const char *name)
+{
+	char path[PATH_MAX], *p;
+
+	if (pathf(path, sizeof(path), "%s/%s", dir, name) == -1)
+		return -1;
+	for (p = path + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * Each allowed provider that the operator's mirror has
+ * (runnerd.terraform_mirror): fn(name, its directory in the mirror).  A
+ * provider that is not allowed is simply not there, so terraform init
+ * fails naming it.
+ */
+int
+providers_each(const struct as_config *conf, const json_t *providers,
+    int (*fn)(const char *, const char *, void *), void *arg)
+{
+	const char *mirror = conf->runnerd.terraform_mirror, *name;
+	char src[PATH_MAX];
+	struct stat st;
+	json_t *v;
+	size_t i;
+
+	if (mirror[0] == '\0')
+		return 0;
+	json_array_foreach(providers, i, v) {
+		name = json_string_value(v);
+		if (pathf(src, sizeof(src), "%s/%s", mirror, name) == -1)
+			return -1;
+		if (stat(src, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (fn(name, src, arg) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+struct provider_mounts {
+	const char	*top;
+	json_t		*mounts;
+};
+
+static int
+provider_mount(const char *name, const char *src, void *arg)
+{
+	struct provider_mounts *pm = arg;
+	char dst[PATH_MAX];
+
+	if (pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1 ||
+	    plugin_dir_make(pm->top, name) == -1)
+		return -1;
+	return json_array_append_new(pm->mounts, bind_mount(dst, src, 1));
+}
+
+/*
+ * Terraform's plugin directory: an empty directory of the bundle's,
+ * read-only, and over it each allowed provider of the mirror, read-only
+ * too.
+ */
+static int
+mounts_add_providers(const struct as_config *conf, const char *dir,
+    const json_t *providers, json_t *mounts)
+{
+	char top[PATH_MAX];
+	struct provider_mounts pm = { top, mounts };
+
+	if (pathf(top, sizeof(top), "%s/providers", dir) == -1 ||
+	    mkdir(top, 0755) == -1 || json_array_append_new(mounts,
+	    bind_mount(PROVIDER_MOUNT, top, 1)) == -1)
+		return -1;
+	return providers_each(conf, providers, provider_mount, &pm);
+}
+
+/*
+ * The environment of sandbox_env and nothing else (nothing of
+ * runnerd's); with egress, a proxy too.
+ */
+static json_t *
+spec_env(int egress)
+{
+	static const char *const proxy_vars[] = {
+		"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", NULL
+	};
+	char v[64];
+	json_t *env;
+	size_t i;
+
+	env = json_array();
+	for (i = 0; env != NULL && sandbox_env[i].name != NULL; i++)
+		json_array_append_new(env, json_sprintf("%s=%s",
+		    sandbox_env[i].name, sandbox_env[i].value));
+	for (i = 0; env != NULL && egress && proxy_vars[i] != NULL; i++) {
+		snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", proxy_vars[i],
+		    EGRESS_PORT);
+		json_array_append_new(env, json_string(v));
+	}
+	return env;
+}
+
+/*
+ * Every sandbox's command runs under sandbox-init, whose seccomp filter
+ * refuses user namespaces: gVisor lets a process that made itself one
+ * open raw sockets on the sandbox's network stack, and nothing in a
+ * sandbox needs one.  runsc's --oci-seccomp cannot say it here: this
+ * runsc answers EPERM whatever a rule's errnoRet, and glibc starts no
+ * thread when clone3 fails with EPERM (sandbox-init.c).
+ */
+static json_t *
+spec_args(json_t *argv)
+{
+	json_t *args;
+
+	if ((args = json_pack("[s]", INIT_MOUNT)) != NULL &&
+	    json_array_extend(args, argv) == -1) {
+		json_decref(args);
+		return NULL;
+	}
+	return args;
+}
+
+/*
+ * Limits gVisor enforces inside, per process: fork fails with EAGAIN
+ * past pids tasks of the sandbox user, and where the agent's own code
+ * runs an allocation past address_space fails with ENOMEM (MemoryError
+ * in Python), so that an absurd allocation ends a call rather than the
+ * sandbox.  It is not memory: a process reserves address space it never
+ * touches (a thread's 8 MiB stack, glibc's 64 MiB a malloc arena, Go's
+ * and Node's heaps), and at 512 MiB Python started no more than about
+ * 20 threads at once here.  This runsc enforces no other bound inside
+ * (RLIMIT_DATA is not applied to mmap); memory is the host cgroup's
+ * (launcher_cgroup.c).
+ */
+static json_t *
+spec_rlimits(const struct as_config *conf, int address_space)
+{
+	json_t *r;
+
+	r = json_pack("[{s:s, s:i, s:i}, {s:s, s:I, s:I}, {s:s, s:i, s:i}]",
+	    "type", "RLIMIT_NOFILE", "hard", 1024, "soft", 1024,
+	    "type", "RLIMIT_NPROC", "hard", (json_int_t)conf->runnerd.pids,
+	    "soft", (json_int_t)conf->runnerd.pids,
+	    "type", "RLIMIT_CORE", "hard", 0, "soft", 0);
+	if (r != NULL && address_space && json_array_append_new(r,
+	    json_pack("{s:s, s:I, s:I}", "type", "RLIMIT_AS", "hard",
+	    (json_int_t)conf->runnerd.address_space, "soft",
+	    (json_int_t)conf->runnerd.address_space)) == -1) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * runsc tells the sandbox the memory limit of its cgroup as its total
+ * memory (/proc/meminfo), the host's when it has none: the outer bound.
+ */
+static json_t *
+spec_resources(const struct as_config *conf)
+{
+	return json_pack("{s:{s:I}}", "memory", "limit",
+	    (json_int_t)cgroup_memory_max(conf));
+}
+
+static json_t *
+spec_build(const struct as_config *conf, const char *dir, const char *cid,
+    const char *rootfs, json_t *argv, int cred, int egress, int session,
+    int agent_code)
+{
+	char cgpath[PATH_MAX];
+	json_t *spec, *ns, *mounts;
+
+	if (cgroup_runsc_path(cid, cgpath, sizeof(cgpath)) == -1 ||
+	    (mounts = spec_mounts(conf, dir, cred, session)) == NULL)
+		return NULL;
+	argv = spec_args(argv);
+	ns = json_pack("[{s:s}, {s:s}, {s:s}, {s:s}]", "type", "pid",
+	    "type", "ipc", "type", "uts", "type", "mount");
+	/* With egress runsc uses the namespace the launcher made for it. */
+	if (ns != NULL && !egress)
+		json_array_append_new(ns, json_pack("{s:s}", "type",
+		    "network"));
+	spec = json_pack("{s:s, s:{s:b, s:{s:i, s:i}, s:o, s:o, s:s,"
+	    " s:{s:[], s:[], s:[], s:[], s:[]}, s:b, s:o},"
+	    " s:{s:s, s:b}, s:s, s:o, s:{s:s, s:o, s:o}}",
+	    "ociVersion", "1.0.2",
+	    "process", "terminal", 0, "user", "uid", SANDBOX_UID, "gid",
+	    SANDBOX_GID, "args", argv, "env", spec_env(egress), "cwd", "/work",
+	    "capabilities", "bounding", "effective", "inheritable",
+	    "permitted", "ambient",
+	    "noNewPrivileges", 1,
+	    "rlimits", spec_rlimits(conf, session || agent_code),
+	    "root", "path", rootfs, "readonly", 1,
+	    "hostname", "sandbox",
+	    "mounts", mounts,
+	    "linux", "cgroupsPath", cgpath, "namespaces", ns,
+	    "resources", spec_resources(conf));
+	return spec;
+}
+
+/* A new file owned by the sandbox user; never follows a link. */
+static int
+file_create(const char *path, mode_t mode, const void *buf, size_t len)
+{
+	int fd, r;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode);
+	if (fd == -1)
+		return -1;
+	r = write_full(fd, buf, len);
+	if (r == 0)
+		r = fchown(fd, SANDBOX_UID, SANDBOX_GID);
+	close(fd);
+	return r;
+}
+
+/* files_in: {"name": "text"}, each a new file of the sandbox user's. */
+int
+files_write(const char *work, json_t *files)
+{
+	char path[PATH_MAX];
+	const char *name;
+	json_t *v;
+
+	json_object_foreach(files, name, v) {
+		if (pathf(path, sizeof(path), "%s/%s", work, name) == -1 ||
+		    file_create(path, 0644, json_string_value(v),
+		    json_string_length(v)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The credential memfd brokerd sealed, all of it and less than max
+ * bytes, read by position so that its offset is no one's concern.
+ */
+int
+credential_read(int fd, char *buf, size_t max, size_t *len)
+{
+	ssize_t n;
+
+	*len = 0;
+	while ((n = pread(fd, buf + *len, max - *len, *len)) > 0)
+		*len += n;
+	return n == 0 && *len < max ? 0 : -1;
+}
+
+/* The credential as a new file at path, readable by the sandbox user. */
+int
+credential_write(const char *path, int credfd)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	if ((buf = malloc(CRED_MAX)) == NULL)
+		return -1;
+	r = credential_read(credfd, buf, CRED_MAX, &len) == -1 ? -1 :
+	    file_create(path, 0400, buf, len);
+	explicit_bzero(buf, len);
+	free(buf);
+	return r;
+}
+
+/*
+ * The call a bundle serves, in its "call" file: its container id is
+ * random, and the start-up sweep reports leftovers by call.
+ */
+int
+bundle_tag(const char *dir, uint64_t id)
+{
+	char path[PATH_MAX], line[32];
+	int fd, n, r;
+
+	if (pathf(path, sizeof(path), "%s/call", dir) == -1 ||
+	    (fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return -1;
+	n = snprintf(line, sizeof(line), "%016" PRIx64 "\n", id);
+	r = write_full(fd, line, n);
+	if (close(fd) == -1)
+		r = -1;
+	return r;
+}
+
+/* The call of a bundle bundle_tag marked: 0, or -1 if none is. */
+int
+bundle_call(const char *dir, uint64_t *id)
+{
+	char path[PATH_MAX], line[32];
+	ssize_t n;
+	int fd;
+
+	if (pathf(path, sizeof(path), "%s/call", dir) == -1 ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n != 17 || line[16] != '\n')
+		return -1;
+	line[16] = '\0';
+	return sscanf(line, "%" SCNx64, id) == 1 ? 0 : -1;
+}
+
+/*
+ * The bundle directory: config.json, work/ (its own tmpfs) with the
+ * inputs, credential.
+ */
+int
+bundle_create(const struct as_config *conf, const char *dir, const char *cid,
+    const char *rootfs, json_t *req, int credfd)
+{
+	char work[PATH_MAX], cfg[PATH_MAX], cred[PATH_MAX];
+	json_t *spec, *files, *egress, *providers;
+	int r;
+
+	if (mkdir(dir, 0700) == -1 ||
+	    pathf(work, sizeof(work), "%s/work", dir) == -1 ||
+	    pathf(cfg, sizeof(cfg), "%s/config.json", dir) == -1 ||
+	    mkdir(work, 0700) == -1 || work_mount(conf, work) == -1)
+		return -1;
+	if ((files = json_object_get(req, "files_in")) != NULL &&
+	    files_write(work, files) == -1)
+		return -1;
+	if (credfd != -1 && (pathf(cred, sizeof(cred), "%s/credential",
+	    dir) == -1 || credential_write(cred, credfd) == -1))
+		return -1;
+	egress = json_object_get(req, "egress");
+	spec = spec_build(conf, dir, cid, rootfs, json_object_get(req, "argv"),
+	    credfd != -1, json_array_size(egress) > 0,
+	    json_is_true(json_object_get(req, "session")),
+	    json_is_true(json_object_get(req, "agent_code")));
+	if (spec == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((providers = json_object_get(req, "providers")) != NULL &&
+	    mounts_add_providers(conf, dir, providers, json_object_get(spec,
+	    "mounts")) == -1) {
+		json_decref(spec);
+		return -1;
+	}
+	/*
+	 * An apply's saved plan: root's, on a read-only mount, so that
+	 * nothing in the sandbox can change it once workspace.c checked it.
+	 */
+	if ((json_object_get(req, "plan_load") != NULL &&
+	    bundle_dir_mount(dir, PLAN_DIR, PLAN_MOUNT, json_object_get(spec,
+	    "mounts")) == -1) || (json_is_true(json_object_get(req,
+	    "pooled")) && tfpool_mounts(conf, dir, json_object_get(spec,
+	    "mounts")) == -1)) {
+		json_decref(spec);
+		return -1;
+	}
+	r = json_dump_file(spec, cfg, JSON_COMPACT);
+	json_decref(spec);
+	return r;
+}
+

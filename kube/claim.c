@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The claim keeper: the kubernetes backend's hands on terraform's
+ * PersistentVolumeClaim, which this host sees at kubernetes.pvc_path
+ * and each Job with files mounts at /work, sub-path calls/<Job name>.
+ * A sandbox runs as uid 65534, so its directory must be made over to
+ * it, and what it leaves there removed: that takes root, which the
+ * helper (libcurl, the cluster's answers) gives up.  So the helper
+ * forks this process first.  It keeps root, is held to the claim by
+ * Landlock and to file calls by seccomp, trusts the helper no further
+ * than the shape of a request, and answers one request at a time with
+ * the gvisor launcher's own workspace code (workspace.c):
+ *
+ *   CLAIM_SEED      the run request: calls/<name> made for the sandbox
+ *                   user, files_in, the working directory, the state and
+ *                   a saved plan (only if it still has its digest)
+ *   CLAIM_COLLECT   the run request and the call's result: files_out
+ *                   read; after a clean exit the state and the new plan
+ *                   kept; the call's directory removed
+ *
+ * Each answer is a CLAIM_REPLY: {"files", "plan_digest", "error"}, as
+ * they apply.  Call directories that a crash left are removed at start.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cjson.h"
+#include "daemon.h"
+#include "frame.h"
+#include "kube.h"
+#include "launcher.h"
+#include "log.h"
+#include "sandbox.h"
+
+static struct channel	 keeper = { .fd = -1 };	/* the helper's end */
+
+/* Whether a run request has files, so that it needs the claim. */
+int
+claim_needed(json_t *req)
+{
+	return json_object_get(req, "files_in") != NULL ||
+	    json_object_get(req, "files_out") != NULL ||
+	    json_object_get(req, "workdir") != NULL ||
+	    json_object_get(req, "state") != NULL;
+}
+
+/* The call's directory on the claim, or its sub-path there (root NULL). */
+int
+claim_call_path(const char *root, uint64_t id, char *buf, size_t len)
+{
+	char name[KUBE_NAME_LEN];
+
+	kube_name(id, name);
+	if (root == NULL)
+		return pathf(buf, len, KUBE_CLAIM_CALLS "/%s", name);
+	return pathf(buf, len, "%s/" KUBE_CLAIM_CALLS "/%s", root, name);
+}
+
+/* -- the keeper ------------------------------------------------------------ */
+
+static json_t *
+error_reply(const char *why)
+{
+	return json_pack("{s:s}", "error", why);
+}
+
+static int
+beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* A module on the claim, not in runnerd's own part of it. */
+static int
+workdir_ok(const struct as_config *c, const char *workdir, char *why,
+    size_t whylen)
+{
+	char calls[PATH_MAX], state[PATH_MAX];
+
+	if (!beneath(workdir, c->kubernetes.pvc_path)) {
+		snprintf(why, whylen, "working directory %.160s is not on the "
+		    "claim (kubernetes.pvc_path %.160s): the policy's "
+		    "terraform_root must be there", workdir,
+		    c->kubernetes.pvc_path);
+		return 0;
+	}
+	if (pathf(calls, sizeof(calls), "%s/" KUBE_CLAIM_CALLS,
+	    c->kubernetes.pvc_path) == -1 || pathf(state, sizeof(state),
+	    "%s/terraform", c->kubernetes.pvc_path) == -1 ||
+	    beneath(workdir, calls) || beneath(workdir, state) ||
+	    strcmp(workdir, calls) == 0 || strcmp(workdir, state) == 0) {
+		snprintf(why, whylen, "working directory %.160s is runnerd's "
+		    "own on the claim (" KUBE_CLAIM_CALLS "/, terraform/): "
+		    "keep modules elsewhere on it", workdir);
+		return 0;
+	}
+	return 1;
+}
+
+static json_t *
+seed(const struct as_config *c, uint64_t id, json_t *req)
+{
+	const char *workdir;
+	char dir[PATH_MAX], why[512];
+
+	if (!request_ok(req) || !workspace_request_ok(c, req))
+		return error_reply("bad run request");
+	workdir = json_string_value(json_object_get(req, "workdir"));
+	if (workdir != NULL && !workdir_ok(c, workdir, why, sizeof(why)))
+		return error_reply(why);
+	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
+	    sizeof(dir)) == -1)
+		return error_reply("call directory: path too long");
+	(void)rm_tree(dir);
+	if (mkdir(dir, 0700) == -1 ||
+	    chown(dir, SANDBOX_UID, SANDBOX_GID) == -1) {
+		snprintf(why, sizeof(why), "%.300s: %s", dir, strerror(errno));
+		return error_reply(why);
+	}
+	if (files_write(dir, json_object_get(req, "files_in")) == -1) {
+		snprintf(why, sizeof(why), "files in: %s", strerror(errno));
+		(void)rm_tree(dir);
+		return error_reply(why);
+	}
+	if (workspace_seed(c, dir, NULL, req, why, sizeof(why)) == -1) {
+		(void)rm_tree(dir);
+		return error_reply(why);
+	}
+	/* The collect request brings them back for workspace_keep. */
+	return json_pack("{s:O?, s:O?}", "snapshot", json_object_get(req,
+	    "snapshot"), "module_provisioners", json_object_get(req,
+	    "module_provisioners"));
+}
+
+static json_t *
+keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
+{
+	json_t *req, *result, *reply;
+	const char *status;
+	char dir[PATH_MAX];
+
+	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
+	    sizeof(dir)) == -1)
+		return error_reply("call directory: path too long");
+	req = json_object_get(msg, "request");
+	result = json_object_get(msg, "result");
+	if (!request_ok(req) || !workspace_request_ok(c, req) ||
+	    !json_is_object(result))
+		reply = error_reply("bad collect request");
+	else
+		reply = json_pack("{s:o}", "files", files_collect(dir,
+		    json_object_get(req, "files_out"), c->runnerd.output_max));
+	status = json_string_value(json_object_get(result, "status"));
+	if (reply != NULL && json_object_get(reply, "error") == NULL)
+		workspace_keep(dir, req, reply, status != NULL &&
+		    strcmp(status, "exited") == 0 &&
+		    json_integer_value(json_object_get(result, "exit_code")) ==
+		    0 && json_object_get(result, "error") == NULL);
+	if (rm_tree(dir) == -1)
+		log_warn("claim: remove %s", dir);
+	return reply;
+}
+
+/* Before the keeper takes requests: what a crash left, gone. */
+static void
+sweep_calls(const struct as_config *c)
+{
+	char calls[PATH_MAX];
+
+	if (pathf(calls, sizeof(calls), "%s/" KUBE_CLAIM_CALLS,
+	    c->kubernetes.pvc_path) == -1)
+		fatalx("claim: path too long");
+	if (rm_tree(calls) == -1)
+		log_warn("claim: remove %s", calls);
+	if (mkdir(calls, 0711) == -1)
+		fatal("claim: %s", calls);
+}
+
+static void __attribute__((noreturn))
+keeper_main(const struct as_config *c, int fd)
+{
+	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
+	struct channel ch;
+	struct msg m;
+	json_t *msg, *reply;
+	char *text;
+
+	log_procinit("runnerd-claim");
+	/* Nothing of the helper's but stderr: not the engine's channel. */
+	if (dup2(fd, 3) == -1)
+		fatal("claim: dup2");
+	closefrom(4);
+	fd = 3;
+	/* The helper's end closing ends it, after the request in hand. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sweep_calls(c);
+	paths.rw[0] = c->kubernetes.pvc_path;
+	sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
+	channel_init(&ch, fd);
+	while (channel_recv_sync(&ch, &m, -1) == 0) {
+		/* A call's result, sent here, may hold NULs in its output. */
+		msg = cjson_parse_nul(m.data, m.len, NULL, 0);
+		if (m.fd != -1)
+			close_received(m.fd);
+		if (msg == NULL)
+			reply = error_reply("garbled request");
+		else if (m.hdr.type == CLAIM_SEED)
+			reply = seed(c, m.hdr.reqid, msg);
+		else if (m.hdr.type == CLAIM_COLLECT)
+			reply = keeper_collect(c, m.hdr.reqid, msg);
+		else
+			reply = error_reply("unknown request");
+		json_decref(msg);
+		if (reply == NULL || (text = json_dumps(reply,
+		    JSON_COMPACT)) == NULL)
+			fatalx("claim: out of memory");
+		json_decref(reply);
+		if (channel_send_sync(&ch, CLAIM_REPLY, m.hdr.reqid, -1, text,
+		    strlen(text), -1) == -1)
+			fatal("claim: reply");
+		free(text);
+	}
+	_exit(0);
+}
+
+/* -- the helper's end ------------------------------------------------------ */
+
+/* Forks the keeper; the helper calls this before it drops root. */
+void
+claim_start(const struct as_config *c)
+{
+	pid_t pid;
+	int fd;
+
+	if ((pid = fork_paired(&fd)) == -1)
+		fatal("claim keeper");
+	if (pid == 0)
+		keeper_main(c, fd);
+	channel_init(&keeper, fd);
+}
+
+/* A worker has no business with the keeper. */
+void
+claim_close(void)
+{
+	if (keeper.fd != -1)
+		close(keeper.fd);
+	keeper.fd = -1;
+}
+
+/* One request, its answer; NULL and why when the keeper is gone. */
+static json_t *
+ask(uint32_t type, uint64_t id, json_t *payload, char *why, size_t whylen)
+{
+	struct msg m;
+	json_t *reply = NULL;
+	char *text;
+
+	text = payload != NULL ? json_dumps(payload, JSON_COMPACT) : NULL;
+	json_decref(payload);
+	if (keeper.fd == -1 || text == NULL ||
+	    channel_send_sync(&keeper, type, id, -1, text, strlen(text),
+	    -1) == -1 || channel_recv_sync(&keeper, &m, -1) == -1 ||
+	    m.hdr.type != CLAIM_REPLY || m.hdr.reqid != id ||
+	    (reply = cjson_parse_nul(m.data, m.len, NULL, 0)) == NULL) {
+		log_warnx("claim keeper: no answer");
+		snprintf(why, whylen, "the claim keeper did not answer");
+	}
+	free(text);
+	return reply;
+}
+
+/* Fills the call's directory on the claim: 0, or -1 and why. */
+int
+claim_seed(uint64_t id, json_t *req, char *why, size_t whylen)
+{
+	const char *error;
+	json_t *reply;
+
+	if ((reply = ask(CLAIM_SEED, id, json_incref(req), why,
+	    whylen)) == NULL)
+		return -1;
+	if ((error = json_string_value(json_object_get(reply, "error"))) !=
+	    NULL) {
+		snprintf(why, whylen, "%s", error);
+		json_decref(reply);
+		return -1;
+	}
+	if (json_object_get(reply, "snapshot") != NULL)
+		json_object_set(req, "snapshot", json_object_get(reply,
+		    "snapshot"));
+	if (json_is_object(json_object_get(reply, "module_provisioners")))
+		json_object_set(req, "module_provisioners", json_object_get(
+		    reply, "module_provisioners"));
+	json_decref(reply);
+	return 0;
+}
+
+/* After the Job: files, plan digest or error into result, directory gone. */
+void
+claim_collect(uint64_t id, json_t *req, json_t *result)
+{
+	char why[256];
+	json_t *reply;
+	const char *k;
+	json_t *v;
+
+	reply = ask(CLAIM_COLLECT, id, json_pack("{s:O, s:O}", "request",
+	    req, "result", result), why, sizeof(why));
+	if (reply == NULL) {
+		json_object_set_new(result, "error", json_string(why));
+		return;
+	}
+	json_object_foreach(reply, k, v)
+		json_object_set(result, k, v);
+	json_decref(reply);
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The Job and the Secret of one call, as JSON for the API.  Every
+ * control of Pod Security "restricted" is set explicitly, at pod and
+ * container level, so the Job runs in a namespace that enforces it and
+ * the request says what it means even where a default would do.
+ */
+#include <openssl/evp.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "kube.h"
+#include "launcher.h"
+
+void
+kube_name(uint64_t id, char name[KUBE_NAME_LEN])
+{
+	snprintf(name, KUBE_NAME_LEN, "as-%016llx", (unsigned long long)id);
+}
+
+/* What ties an object to its call, and all of them to this runnerd. */
+static json_t *
+labels(uint64_t id)
+{
+	char rid[REQID_STR_LEN];
+
+	reqid_format(id, rid);
+	return json_pack("{s:s, s:s}", "app.kubernetes.io/managed-by",
+	    KUBE_MANAGED_BY, KUBE_REQID_LABEL, rid);
+}
+
+static json_t *
+quantity(long v, const char *unit)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%ld%s", v, unit);
+	return json_string(s);
+}
+
+static json_t *
+container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
+    int claim)
+{
+	const struct runnerd_conf *r = &conf->runnerd;
+	char sub[64];
+	json_t *c, *mounts, *env;
+	size_t i;
+
+	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "tmp",
+	    "mountPath", "/tmp", "name", "work", "mountPath", "/work");
+	if (claim && claim_call_path(NULL, id, sub, sizeof(sub)) == 0)
+		json_object_set_new(json_array_get(mounts, 1), "subPath",
+		    json_string(sub));
+	if (cred)
+		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
+		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,
+		    "readOnly", 1));
+	/* HOME: the pod's own empty directory, read-only (sandbox_env.c). */
+	json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}", "name",
+	    "home", "mountPath", HOME_MOUNT, "readOnly", 1));
+	env = json_array();
+	for (i = 0; sandbox_env[i].name != NULL; i++)
+		json_array_append_new(env, json_pack("{s:s, s:s}", "name",
+		    sandbox_env[i].name, "value", sandbox_env[i].value));
+	c = json_pack("{s:s, s:s, s:O, s:s, s:o, s:o,"
+	    " s:{s:b, s:b, s:b, s:i, s:i, s:{s:[s]}, s:{s:s}},"
+	    " s:{s:{s:o, s:o, s:o}}}",
+	    "name", KUBE_CONTAINER, "image", conf->kubernetes.image,
+	    "command", argv, "workingDir", "/work",
+	    "env", env,
+	    "volumeMounts", mounts,
+	    "securityContext", "allowPrivilegeEscalation", 0,
+	    "readOnlyRootFilesystem", 1, "runAsNonRoot", 1,
+	    "runAsUser", SANDBOX_UID, "runAsGroup", SANDBOX_GID,
+	    "capabilities", "drop", "ALL",
+	    "seccompProfile", "type", "RuntimeDefault",
+	    "resources", "limits", "memory", quantity(r->memory, ""),
+	    "cpu", quantity(r->cpu_percent * 10, "m"),
+	    "ephemeral-storage", quantity(r->tmp_size + r->work_max, ""));
+	return c;
+}
+
+/*
+ * /work: an emptyDir, or with claim the call's own directory on
+ * terraform's claim (kube/claim.c), so that the pod reaches no other.
+ */
+static json_t *
+work_volume(const struct as_config *conf, int claim)
+{
+	if (!claim)
+		return json_pack("{s:s, s:{s:o}}", "name", "work", "emptyDir",
+		    "sizeLimit", quantity(conf->runnerd.work_max, ""));
+	return json_pack("{s:s, s:{s:s}}", "name", "work",
+	    "persistentVolumeClaim", "claimName", conf->kubernetes.pvc);
+}
+
+/*
+ * The Job of call id running argv; cred: mount its Secret; claim: /work
+ * is its directory on terraform's claim.
+ */
+json_t *
+kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
+    int claim)
+{
+	char name[KUBE_NAME_LEN];
+	json_t *vols;
+
+	kube_name(id, name);
+	vols = json_pack("[{s:s, s:{s:o}}, o]",
+	    "name", "tmp", "emptyDir", "sizeLimit",
+	    quantity(conf->runnerd.tmp_size, ""), work_volume(conf, claim));
+	if (cred)
+		json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:i}}",
+		    "name", "secrets", "secret", "secretName", name,
+		    "defaultMode", 0440));
+	json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", "home",
+	    "emptyDir", "sizeLimit", "4Ki"));
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:o},"
+	    " s:{s:i, s:i, s:i, s:{s:{s:o}, s:{s:s, s:s, s:b, s:b,"
+	    " s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[o], s:o}}}}",
+	    "apiVersion", "batch/v1", "kind", "Job",
+	    "metadata", "name", name, "namespace", conf->kubernetes.namespace,
+	    "labels", labels(id),
+	    "spec", "backoffLimit", 0,
+	    "activeDeadlineSeconds", (int)conf->runnerd.timeout,
+	    "ttlSecondsAfterFinished", (int)conf->kubernetes.ttl_after_finished,
+	    "template", "metadata", "labels", labels(id),
+	    "spec", "restartPolicy", "Never",
+	    "runtimeClassName", conf->kubernetes.runtime_class,
+	    "automountServiceAccountToken", 0, "enableServiceLinks", 0,
+	    "securityContext", "runAsNonRoot", 1, "runAsUser", SANDBOX_UID,
+	    "runAsGroup", SANDBOX_GID, "fsGroup", SANDBOX_GID,
+	    "seccompProfile", "type", "RuntimeDefault",
+	    "containers", container(conf, id, argv, cred, claim),
+	    "volumes", vols);
+}
+
+/*
+ * The credential as a Secret owned by the Job (jobuid), so that the
+ * cluster's garbage collector removes it with the Job should runnerd
+ * not get to it.
+ */
+json_t *
+kube_secret(const struct as_config *conf, uint64_t id, const char *jobuid,
+    const void *cred, size_t len)
+{
+	char name[KUBE_NAME_LEN], *b64;
+	json_t *s;
+
+	kube_name(id, name);
+	if (len > 1024 * 1024 || (b64 = malloc(4 * ((len + 2) / 3) + 1)) ==
+	    NULL)
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)b64, cred, (int)len);
+	s = json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:o, s:[{s:s, s:s, s:s,"
+	    " s:s, s:b}]}, s:b, s:{s:s}}",
+	    "apiVersion", "v1", "kind", "Secret", "type", "Opaque",
+	    "metadata", "name", name, "namespace", conf->kubernetes.namespace,
+	    "labels", labels(id), "ownerReferences", "apiVersion", "batch/v1",
+	    "kind", "Job", "name", name, "uid", jobuid, "blockOwnerDeletion",
+	    0, "immutable", 1, "data", "credential", b64);
+	explicit_bzero(b64, strlen(b64));
+	free(b64);
+	return s;
+}

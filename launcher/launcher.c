@@ -1,0 +1,912 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The privileged launcher (see launcher.h).  One sandbox per LMSG_RUN:
+ * a bundle and a cgroup, then `runsc run` with the output on pipes that
+ * are read here up to the cap; a deadline timer; every process of its
+ * cgroup killed on deadline, cap or LMSG_KILL; and the bundle, cgroup
+ * and container removed before the result goes back.  No retries.
+ *
+ * With runnerd.terraform_pool, terraform's sandboxes are started ahead,
+ * each waiting for the one call that claims it (launcher/tfpool.c); a
+ * claimed one is then a one-shot sandbox like any other, and the pool
+ * is refilled when a call ends, so that a start does not compete with
+ * a call for the CPU.
+ */
+#include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/queue.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "frame.h"
+#include "io.h"
+#include "launcher.h"
+#include "sessbox.h"
+#include "log.h"
+#include "output.h"
+
+/* After a kill, how long runsc gets before it is killed itself. */
+#define KILL_GRACE_MS	10000
+
+struct capture {
+	int		 fd;
+	char		*buf;
+	size_t		 len;
+	int		 truncated;
+};
+
+struct sbx {
+	TAILQ_ENTRY(sbx)	 entry;
+	uint64_t		 id;
+	char			 cid[CONTAINER_ID_LEN];
+	char			 dir[PATH_MAX];
+	pid_t			 runsc;
+	pid_t			 proxy;
+	int			 wstatus;
+	struct capture		 out, err;
+	int64_t			 started;
+	uint64_t		 timer;
+	const char		*killed;	/* the status a kill gives */
+	json_t			*req;
+	json_t			*planned;	/* the plan's result, rendering */
+	json_t			*early;		/* the plan, taken at "render" */
+	struct phase		 phase;
+	struct render		 render;	/* a plan's, from its start */
+	int			 waiting;	/* in the pool, unclaimed */
+	int			 script_fd;	/* a waiting one's stdin */
+};
+
+static const struct as_config	*conf;
+static struct channel		 engine;
+static char			 rootfs[PATH_MAX];
+static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
+
+static void	 sbx_finish(struct sbx *);
+static void	 pool_refill(void);
+
+/*
+ * Frames bytes for the engine; -1 when they do not fit.  What the
+ * sandbox produced decides their size, so that ends one call, not the
+ * launcher.
+ */
+int
+engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
+{
+	return helper_forward(&engine, "launcher", type, id, data, len);
+}
+
+/* Sends payload (taken, may be NULL when it could not be built). */
+int
+engine_send(uint32_t type, uint64_t id, json_t *payload)
+{
+	char *text;
+	int rv = -1;
+
+	if (payload != NULL &&
+	    (text = json_dumps(payload, JSON_COMPACT)) != NULL) {
+		rv = engine_forward(type, id, text, strlen(text));
+		free(text);
+	} else
+		log_warnx("launcher: %016llx: cannot encode message %u",
+		    (unsigned long long)id, type);
+	json_decref(payload);
+	return rv;
+}
+
+static void
+done_failed(uint64_t id, const char *why)
+{
+	log_warnx("sandbox %016llx: %s", (unsigned long long)id, why);
+	engine_send(LMSG_DONE, id, json_pack("{s:s, s:s}", "status", "failed",
+	    "error", why));
+}
+
+static void
+capture_close(struct capture *c)
+{
+	if (c->fd == -1)
+		return;
+	ev_del(c->fd);
+	close(c->fd);
+	c->fd = -1;
+}
+
+static void
+sbx_grace_over(void *arg)
+{
+	struct sbx *s = arg;
+
+	s->timer = 0;
+	if (s->runsc > 0) {
+		log_warnx("sandbox %s: runsc outlived its kill", s->cid);
+		kill(s->runsc, SIGKILL);
+	}
+}
+
+/* Ends the whole sandbox; why becomes the result's status. */
+static void
+sbx_kill(struct sbx *s, const char *why)
+{
+	if (s->killed != NULL)
+		return;
+	s->killed = why;
+	log_debug("sandbox %s: killing (%s)", s->cid, why);
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = ev_timer(KILL_GRACE_MS, sbx_grace_over, s);
+	if (s->runsc > 0)
+		cgroup_kill(s->cid);
+	render_kill(&s->render);
+}
+
+static void
+sbx_deadline(void *arg)
+{
+	struct sbx *s = arg;
+
+	s->timer = 0;
+	sbx_kill(s, "deadline");
+}
+
+/* Reads what is there; past the cap the sandbox is ended. */
+static void
+capture_read(struct sbx *s, struct capture *c)
+{
+	char chunk[65536];
+	size_t room, max = conf->runnerd.output_max;
+	ssize_t n;
+
+	while ((n = read(c->fd, chunk, sizeof(chunk))) > 0) {
+		room = max - c->len;
+		if ((size_t)n > room) {
+			c->truncated = 1;
+			sbx_kill(s, "output_limit");
+		}
+		memcpy(c->buf + c->len, chunk, (size_t)n > room ? room :
+		    (size_t)n);
+		c->len += (size_t)n > room ? room : (size_t)n;
+	}
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		capture_close(c);
+}
+
+static void
+capture_event(int fd, short revents, void *arg)
+{
+	struct sbx *s = arg;
+
+	(void)revents;
+	capture_read(s, fd == s->out.fd ? &s->out : &s->err);
+}
+
+static json_t *
+sbx_result(struct sbx *s)
+{
+	const char *status = "exited";
+	char work[PATH_MAX];
+	json_t *r, *code = json_null();
+	int ec, clean;
+
+	if (pathf(work, sizeof(work), "%s/work", s->dir) == -1)
+		return NULL;
+	if (WIFSIGNALED(s->wstatus) && s->killed == NULL)
+		status = "failed";
+	else if (s->killed != NULL)
+		status = s->killed;
+	else {
+		ec = WEXITSTATUS(s->wstatus);
+		/* runsc reports a container killed by a signal as 128+n. */
+		if (ec >= 128 && cgroup_hit_memory_limit(s->cid))
+			status = "memory_limit";
+		code = json_integer(ec);
+	}
+	r = json_pack("{s:s, s:o, s:b, s:b, s:I}",
+	    "status", status, "exit_code", code,
+	    "stdout_truncated", s->out.truncated,
+	    "stderr_truncated", s->err.truncated,
+	    "duration_ms", (json_int_t)(ev_now_ms() - s->started));
+	if (r != NULL && (output_set(r, "stdout", s->out.buf, s->out.len) ==
+	    -1 || output_set(r, "stderr", s->err.buf, s->err.len) == -1)) {
+		json_decref(r);
+		r = NULL;
+	}
+	if (r != NULL && strcmp(status, "failed") == 0)
+		json_object_set_new(r, "error",
+		    json_string("runsc ended abnormally"));
+	clean = strcmp(status, "exited") == 0 && json_integer_value(code) == 0;
+	/* What was taken at "render" counts if the sandbox ended well. */
+	if (r != NULL && s->early != NULL && clean)
+		json_object_update(r, s->early);
+	else if (r != NULL)
+		workspace_collect_confined(conf, work, s->req, r, clean,
+		    render_inbox(&s->render));
+	json_decref(s->early);
+	s->early = NULL;
+	return r;
+}
+
+/*
+ * The output caps count bytes, and JSON escapes can make them six times
+ * as many: a result whose encoding would not fit its frame loses the
+ * second half of its longer stream, flagged truncated, until it fits.
+ */
+#define DONE_MAX	(MSG_MAX_PAYLOAD - 4096)
+
+static void
+result_fit(struct sbx *s, json_t *r)
+{
+	struct capture *c;
+	const char *key;
+	char *enc, flag[32];
+	size_t len;
+	int pass;
+
+	for (pass = 0; pass < 64; pass++) {
+		if ((enc = json_dumps(r, JSON_COMPACT)) == NULL)
+			return;
+		len = strlen(enc);
+		free(enc);
+		if (len <= DONE_MAX)
+			return;
+		c = s->out.len >= s->err.len ? &s->out : &s->err;
+		key = c == &s->out ? "stdout" : "stderr";
+		if (c->len == 0)
+			return;
+		c->len = output_cut(c->buf, c->len / 2);
+		if (output_set(r, key, c->buf, c->len) == -1)
+			return;
+		snprintf(flag, sizeof(flag), "%s_truncated", key);
+		json_object_set_new(r, flag, json_true());
+	}
+}
+
+/* Removes everything the call made; 0 when nothing is left. */
+static int
+sbx_cleanup(struct sbx *s)
+{
+	int r = 0;
+
+	render_stop(&s->render);
+	if (s->proxy > 0) {
+		kill(s->proxy, SIGKILL);
+		(void)waitpid(s->proxy, NULL, 0);
+		s->proxy = -1;
+	}
+	if (s->killed != NULL)
+		(void)runsc_cmd(conf, NULL, 0, "delete", "--force", s->cid,
+		    NULL);
+	cgroup_remove(s->cid);
+	if (bundle_remove(s->dir) == -1) {
+		log_warn("sandbox %s: remove %s", s->cid, s->dir);
+		r = -1;
+	}
+	return r;
+}
+
+static void
+sbx_free(struct sbx *s)
+{
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	capture_close(&s->out);
+	capture_close(&s->err);
+	phase_close(&s->phase);
+	if (s->script_fd != -1)
+		close(s->script_fd);
+	TAILQ_REMOVE(&sbxs, s, entry);
+	free(s->out.buf);
+	free(s->err.buf);
+	json_decref(s->req);
+	json_decref(s->planned);
+	json_decref(s->early);
+	free(s);
+}
+
+/* The call's time, from now: runsc's, then the render's. */
+static void
+sbx_deadline_start(struct sbx *s)
+{
+	if (s->timer)
+		ev_timer_cancel(s->timer);
+	s->timer = s->waiting ? 0 :
+	    ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+}
+
+/* Output pipes and a deadline for the sandbox's process, pid. */
+static int
+sbx_watch(struct sbx *s, pid_t pid, int out, int err)
+{
+	s->runsc = pid;
+	s->out.fd = out;
+	s->err.fd = err;
+	s->out.len = s->err.len = 0;
+	s->out.truncated = s->err.truncated = 0;
+	fcntl(out, F_SETFL, O_NONBLOCK);
+	fcntl(err, F_SETFL, O_NONBLOCK);
+	if (ev_add(out, POLLIN, capture_event, s) == -1 ||
+	    ev_add(err, POLLIN, capture_event, s) == -1)
+		fatal("launcher: ev_add");
+	sbx_deadline_start(s);
+	return 0;
+}
+
+/* A plan's render, its sandbox started beside the planning one. */
+static void
+sbx_render_start(struct sbx *s)
+{
+	if (json_is_true(json_object_get(s->req, "render")))
+		render_start(conf, s->dir, s->cid, s->req, &s->render);
+}
+
+/*
+ * After a clean plan: the plan shown where no module code ran
+ * (launcher/render.c), unless it went at "render" (sbx_phase); 0 when
+ * r is to wait for it.
+ */
+static int
+sbx_render(struct sbx *s, json_t *r)
+{
+	char why[512];
+
+	if (!json_is_true(json_object_get(s->req, "render")) ||
+	    json_object_get(r, "plan_digest") == NULL ||
+	    json_object_get(r, "error") != NULL)
+		return -1;
+	if (!render_went(&s->render) &&
+	    render_go(&s->render, why, sizeof(why)) == -1) {
+		json_object_set_new(r, "error", json_string(why));
+		return -1;
+	}
+	phase_report(&s->phase, "render");
+	return 0;
+}
+
+/*
+ * The plan's shell said "render": terraform plan has exited 0.  Its
+ * plan is taken and rendered now, while gVisor ends the sandbox (30 to
+ * 40 ms here); sbx_result uses what was taken only if the sandbox then
+ * exits 0.  A plan kept then and not used is pruned with the old ones
+ * (workspace_keep).
+ */
+static void
+sbx_phase(void *arg, const char *name)
+{
+	struct sbx *s = arg;
+	char work[PATH_MAX];
+
+	if (strcmp(name, "render") != 0 || s->runsc <= 0 ||
+	    s->killed != NULL || s->early != NULL ||
+	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    (s->early = json_object()) == NULL)
+		return;
+	log_debug("sandbox %s: the plan is made; rendering it while the "
+	    "sandbox ends", s->cid);
+	workspace_collect_confined(conf, work, s->req, s->early, 1,
+	    render_inbox(&s->render));
+	(void)sbx_render(s, s->early);
+}
+
+static void
+sbx_phases(struct sbx *s)
+{
+	s->phase.hook = sbx_phase;
+	s->phase.hook_arg = s;
+}
+
+/*
+ * When runsc has exited: the result, or the render's start; when the
+ * render has too, its result.  Then the call's end.
+ */
+static void
+sbx_finish(struct sbx *s)
+{
+	char why[512] = "";
+	json_t *r;
+	int ok;
+
+	if (s->runsc > 0)
+		return;		/* a render that ended first waits for it */
+	if ((r = s->planned) == NULL) {
+		/* It has exited: what is left in the pipes is all there is. */
+		if (s->out.fd != -1)
+			capture_read(s, &s->out);
+		if (s->err.fd != -1)
+			capture_read(s, &s->err);
+		phase_read(&s->phase);
+		if (s->waiting) {
+			log_warnx("terraform pool: sandbox %s exited "
+			    "unclaimed", s->cid);
+			(void)sbx_cleanup(s);
+			sbx_free(s);
+			return;
+		}
+		if ((r = sbx_result(s)) != NULL && sbx_render(s, r) == 0) {
+			s->planned = r;
+			sbx_deadline_start(s);
+		}
+	}
+	if (s->planned != NULL) {
+		if (render_running(&s->render))
+			return;
+		s->planned = NULL;
+		ok = s->killed == NULL && render_ended_ok(&s->render, why,
+		    sizeof(why));
+		render_collect(conf, s->render.work, ok, r,
+		    s->killed != NULL ? s->killed : why);
+	}
+	if (sbx_cleanup(s) == -1 && r != NULL)
+		json_object_set_new(r, "cleanup_failed", json_true());
+	if (r != NULL)
+		result_fit(s, r);
+	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
+		done_failed(s->id, "cannot send the result: too large or out of memory");
+	sbx_free(s);
+	pool_refill();
+}
+
+/*
+ * The child that becomes `runsc run` for a bundle: stdin (or /dev/null
+ * when -1), stdout and stderr as given; with egressfd, the sandbox's
+ * network namespace with the proxy's listener in it.
+ */
+void
+runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
+    int in, int out, int err, int egressfd)
+{
+	char root[PATH_MAX];
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	/* runsc --attached: if the launcher dies, so does the sandbox. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		_exit(126);
+	if (egressfd != -1 && egress_listen_here(egressfd) == -1)
+		_exit(126);
+	if (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1)
+		_exit(126);
+	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
+		_exit(126);
+	closefrom(3);
+	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
+		_exit(126);
+	execl(c->runnerd.runsc, "runsc", "--root", root,
+	    egressfd != -1 ? "--network=host" : "--network=none",
+	    "run", "--bundle", bundle, cid, (char *)NULL);
+	_exit(127);
+}
+
+/* runsc for s, with stdin in (-1: /dev/null), which it closes. */
+static int
+sbx_spawn(struct sbx *s, json_t *egress, int in)
+{
+	int out[2], err[2], egressfd = -1;
+
+	if (pipe2(out, O_CLOEXEC) == -1)
+		goto fail_in;
+	if (pipe2(err, O_CLOEXEC) == -1) {
+		close(out[0]);
+		close(out[1]);
+		goto fail_in;
+	}
+	if (json_array_size(egress) > 0 &&
+	    (s->proxy = egress_start(s->cid, egress, &egressfd)) == -1)
+		goto fail;
+	if ((s->runsc = fork()) == -1)
+		goto fail;
+	if (s->runsc == 0)
+		runsc_exec(conf, s->dir, s->cid, in, out[1], err[1], egressfd);
+	if (egressfd != -1)
+		close(egressfd);
+	if (in != -1)
+		close(in);
+	close(out[1]);
+	close(err[1]);
+	return sbx_watch(s, s->runsc, out[0], err[0]);
+fail:
+	if (egressfd != -1)
+		close(egressfd);
+	close(out[0]);
+	close(out[1]);
+	close(err[0]);
+	close(err[1]);
+fail_in:
+	if (in != -1)
+		close(in);
+	return -1;
+}
+
+/*
+ * A new sandbox's record, for call id (0: a pooled one), in the list;
+ * NULL and why when it cannot be had.  Its container id is random, not
+ * the call's: request ids are the client's, and two runnerds on one
+ * machine share the cgroup tree.
+ */
+static struct sbx *
+sbx_new(uint64_t id, char *why, size_t whylen)
+{
+	struct sbx *s;
+	uint64_t cid;
+
+	if (getrandom(&cid, sizeof(cid), 0) != sizeof(cid)) {
+		snprintf(why, whylen, "getrandom: %s", strerror(errno));
+		return NULL;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	s->id = id;
+	s->out.fd = s->err.fd = s->phase.fd = s->script_fd = -1;
+	s->proxy = -1;
+	render_init(&s->render);
+	s->started = ev_now_ms();
+	container_id(cid, s->cid);
+	if (id != 0)
+		log_debug("sandbox %s runs %016llx", s->cid,
+		    (unsigned long long)id);
+	TAILQ_INSERT_TAIL(&sbxs, s, entry);
+	if (pathf(s->dir, sizeof(s->dir), "%s/bundles/%s",
+	    conf->runnerd.state_dir, s->cid) == -1)
+		snprintf(why, whylen, "state_dir: %s", strerror(errno));
+	else if ((s->out.buf = malloc(conf->runnerd.output_max)) == NULL ||
+	    (s->err.buf = malloc(conf->runnerd.output_max)) == NULL)
+		snprintf(why, whylen, "out of memory");
+	else if (cgroup_create(conf, s->cid) == -1)
+		snprintf(why, whylen, "cgroup: %s", strerror(errno));
+	else
+		return s;
+	(void)sbx_cleanup(s);
+	sbx_free(s);
+	return NULL;
+}
+
+static size_t
+pool_size(void)
+{
+	struct sbx *s;
+	size_t n = 0;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->waiting && s->killed == NULL)
+			n++;
+	return n;
+}
+
+/* A pooled sandbox, started; its shell waits on s->script_fd. */
+static int
+pool_spawn(char *why, size_t whylen)
+{
+	struct sbx *s;
+	json_t *req;
+	int sp[2];
+
+	if ((s = sbx_new(0, why, whylen)) == NULL)
+		return -1;
+	s->waiting = 1;
+	req = tfpool_box_request();
+	if (req == NULL || bundle_create(conf, s->dir, s->cid, rootfs, req,
+	    -1) == -1 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sp) == -1) {
+		snprintf(why, whylen, "bundle: %s", strerror(errno));
+		json_decref(req);
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		return -1;
+	}
+	json_decref(req);
+	s->script_fd = sp[0];
+	if (sbx_spawn(s, NULL, sp[1]) == -1) {
+		snprintf(why, whylen, "runsc: %s", strerror(errno));
+		(void)sbx_cleanup(s);
+		sbx_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+pool_refill(void)
+{
+	char why[256];
+
+	while (pool_size() < (size_t)conf->runnerd.terraform_pool)
+		if (pool_spawn(why, sizeof(why)) == -1) {
+			log_warnx("terraform pool: %s", why);
+			return;
+		}
+}
+
+/* The oldest waiting sandbox (the likeliest to be up), or NULL. */
+static struct sbx *
+pool_claim(void)
+{
+	struct sbx *s;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->waiting && s->killed == NULL)
+			return s;
+	return NULL;
+}
+
+/*
+ * Call id takes the pooled sandbox s: its workspace, providers and
+ * credential are put in place, then its script is the line the shell
+ * waits for, and the deadline starts.  Why it failed, or "".
+ */
+static void
+pool_use(struct sbx *s, uint64_t id, json_t *req, int credfd,
+    const char *script, char *why, size_t whylen)
+{
+	char work[PATH_MAX];
+	int fd = s->script_fd;
+
+	log_debug("terraform pool: sandbox %s runs %016llx", s->cid,
+	    (unsigned long long)id);
+	s->waiting = 0;
+	s->id = id;
+	s->started = ev_now_ms();
+	s->req = json_incref(req);
+	s->timer = ev_timer(conf->runnerd.timeout * 1000, sbx_deadline, s);
+	if (bundle_tag(s->dir, id) == -1) {
+		if (credfd != -1)
+			close(credfd);
+		snprintf(why, whylen, "bundle: %s", strerror(errno));
+		return;
+	}
+	if (tfpool_claim(conf, s->dir, req, credfd, why, whylen) == -1 ||
+	    pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    workspace_seed_confined(conf, work, 0, req, why, whylen) == -1)
+		return;
+	s->script_fd = -1;
+	if (write_full(fd, script, strlen(script)) == -1 ||
+	    write_full(fd, "\n", 1) == -1 ||
+	    phase_adopt(&s->phase, id, json_object_get(req, "phases"), fd) ==
+	    -1) {
+		close(fd);
+		snprintf(why, whylen, "terraform pool: %s", strerror(errno));
+		return;
+	}
+	sbx_phases(s);
+	why[0] = '\0';
+	tfinit_build(conf, json_object_get(req, "init"),
+	    json_object_get(req, "providers"));
+	sbx_render_start(s);
+}
+
+/*
+ * Killed and waited for here, not by the reaper, so that it reports
+ * nothing: a pooled sandbox that cannot run the call that claimed it
+ * (else it would report as that call's), or any at shutdown.
+ */
+static void
+sbx_destroy(struct sbx *s)
+{
+	sbx_kill(s, "killed");
+	if (s->runsc > 0) {
+		kill(s->runsc, SIGKILL);
+		(void)waitpid(s->runsc, NULL, 0);
+	}
+	(void)sbx_cleanup(s);
+	sbx_free(s);
+}
+
+static void
+sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
+{
+	const char *script;
+	json_t *req;
+	struct sbx *s;
+	char why[256], work[PATH_MAX];
+	int in;
+
+	if ((req = json_loadb((const char *)data, len, 0, NULL)) == NULL ||
+	    !request_ok(req) || !workspace_request_ok(conf, req) ||
+	    !phase_request_ok(json_object_get(req, "phases"))) {
+		json_decref(req);
+		if (credfd != -1)
+			close(credfd);
+		done_failed(id, "bad request");
+		return;
+	}
+	if ((script = tfpool_script(req)) != NULL &&
+	    (s = pool_claim()) != NULL) {
+		pool_use(s, id, req, credfd, script, why, sizeof(why));
+		if (why[0] != '\0') {
+			sbx_destroy(s);
+			s = NULL;
+		}
+	} else if ((s = sbx_new(id, why, sizeof(why))) == NULL)
+		;	/* why says it */
+	else if ((s->req = json_incref(req)) == NULL ||
+	    bundle_create(conf, s->dir, s->cid, rootfs, req, credfd) == -1 ||
+	    bundle_tag(s->dir, id) == -1)
+		snprintf(why, sizeof(why), "bundle: %s", strerror(errno));
+	else if (pathf(work, sizeof(work), "%s/work", s->dir) == -1 ||
+	    workspace_seed_confined(conf, work, 0, req, why, sizeof(why)) ==
+	    -1)
+		;	/* why says it */
+	else if (phase_open(&s->phase, s->id, json_object_get(req, "phases"),
+	    &in) == -1 || sbx_spawn(s, json_object_get(req, "egress"), in) ==
+	    -1)
+		snprintf(why, sizeof(why), "runsc: %s", strerror(errno));
+	else {
+		why[0] = '\0';
+		sbx_phases(s);
+		/* After the start: the call's sandbox comes first. */
+		tfinit_build(conf, json_object_get(req, "init"),
+		    json_object_get(req, "providers"));
+		sbx_render_start(s);
+	}
+	if (credfd != -1)
+		close(credfd);
+	json_decref(req);
+	if (why[0] != '\0') {
+		if (s != NULL) {
+			(void)sbx_cleanup(s);
+			sbx_free(s);
+		}
+		done_failed(id, why);
+	}
+}
+
+static struct sbx *
+sbx_find(uint64_t id)
+{
+	struct sbx *s;
+
+	TAILQ_FOREACH(s, &sbxs, entry)
+		if (s->id == id && !s->waiting)
+			return s;
+	return NULL;
+}
+
+static void
+launcher_engine_event(int fd, short revents, void *arg)
+{
+	struct sbx *s;
+	struct msg m;
+	ssize_t n;
+	int r;
+
+	(void)arg;
+	if ((revents & POLLOUT) && channel_flush(&engine) == -1)
+		fatal("launcher: engine channel");
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		n = channel_read(&engine);
+		if (n == 0 || (n == -1 && errno != EAGAIN)) {
+			/* The engine is gone: end every sandbox and leave. */
+			ev_break();
+			return;
+		}
+		while ((r = channel_get(&engine, &m)) == 1) {
+			if (m.hdr.type == LMSG_RUN) {
+				if (sbx_find(m.hdr.reqid) != NULL) {
+					if (m.fd != -1)
+						close_received(m.fd);
+					done_failed(m.hdr.reqid,
+					    "request id already running");
+				} else
+					sbx_start(m.hdr.reqid, m.data, m.len,
+					    m.fd);
+			} else if (m.hdr.type == LMSG_JOURNAL_DONE &&
+			    m.len == 0 && m.fd == -1)
+				journal_remove();
+			else if (m.hdr.type == LMSG_KILL && m.len == 0) {
+				if ((s = sbx_find(m.hdr.reqid)) != NULL)
+					sbx_kill(s, "killed");
+			} else if (m.hdr.type >= LMSG_SESSION_OPEN &&
+			    m.hdr.type <= LMSG_SESSION_CLOSE && m.fd == -1)
+				sessbox_message(m.hdr.type, m.hdr.reqid,
+				    m.data, m.len);
+			else
+				fatalx("launcher: unexpected message %u",
+				    m.hdr.type);
+		}
+		if (r == -1)
+			fatalx("launcher: garbled frame from the engine");
+	}
+	ev_set(fd, POLLIN | (channel_pending(&engine) ? POLLOUT : 0));
+}
+
+static void
+launcher_reap(void)
+{
+	struct sbx *s;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH(s, &sbxs, entry)
+			if (s->runsc == pid || render_reaped(&s->render, pid,
+			    st))
+				break;
+		if (s == NULL) {
+			if (!tfinit_reaped(pid, st))
+				sessbox_reaped(pid, st);
+			continue;
+		}
+		if (s->runsc == pid) {
+			s->wstatus = st;
+			s->runsc = -1;
+		}
+		sbx_finish(s);
+	}
+}
+
+static void
+launcher_signal(int sig, void *arg)
+{
+	(void)arg;
+	if (sig == SIGCHLD)
+		launcher_reap();
+	else if (sig == SIGTERM || sig == SIGINT)
+		ev_break();
+}
+
+/*
+ * On the way out: kill what runs, wait for it, remove its traces.  Its
+ * calls get no result: the journal tells the next runnerd.
+ */
+static void
+launcher_shutdown(void)
+{
+	struct sbx *s;
+
+	sessbox_shutdown();
+	tfinit_shutdown();
+	while ((s = TAILQ_FIRST(&sbxs)) != NULL) {
+		if (!s->waiting)
+			journal_note(s->id, NULL);
+		sbx_destroy(s);
+	}
+	journal_sync();
+}
+
+void
+launcher_main(const struct as_config *c, int fd)
+{
+	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0 };
+	char path[PATH_MAX];
+	json_t *swept, *journal;
+
+	conf = c;
+	log_procinit("runnerd-launcher");
+	journal_lock(conf);
+	ev_init();
+	channel_init(&engine, fd);
+	if (ev_signals(sigs, launcher_signal, NULL) == -1)
+		fatal("launcher: signals");
+	if (pathf(path, sizeof(path), "%s/bundles", conf->runnerd.state_dir) ==
+	    -1 || (mkdir(path, 0700) == -1 && errno != EEXIST))
+		fatal("mkdir %s", path);
+	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
+		fatal("rootfs %s", rootfs);
+	tfinit_init(conf);
+	/* Always sent: runnerd then ends the calls it left open. */
+	if ((swept = sweep(conf)) == NULL)
+		swept = json_pack("{s:[]}", "sandboxes");
+	if (swept != NULL && (journal = journal_read()) != NULL)
+		json_object_set_new(swept, "journal", journal);
+	engine_send(LMSG_SWEPT, 0, swept);
+	launcher_sessions(conf, rootfs);
+	pool_refill();
+	if (ev_add(fd, POLLIN | POLLOUT, launcher_engine_event, NULL) == -1)
+		fatal("launcher: ev_add");
+	if (ev_loop() == -1)
+		fatal("launcher: event loop");
+	launcher_shutdown();
+	_exit(0);
+}
