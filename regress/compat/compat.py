@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """The differential suite (issue 31): what runs on this machine runs the
 same in the sandbox.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """Reading CPython's regrtest (python3 -m test -q) output, and the
 exclusion file, for compat.py."""
 import datetime

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The shell set of the differential: commands an agent commonly runs,
 each in a fresh scratch directory (its working directory, $S below),
 compared host against sandbox by exit status, stdout and stderr.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 """The real suite for the differential (regress/compat): auditd,
 approvald, brokerd and runnerd on sockets in a directory of their own,
 and mcpd over stdio as the MCP client's end, as an agent reaches it.
@@ -58,7 +59,7 @@ runnerd:
   user: ""
   peers: {{ users: [{uid}] }}
   state_dir: {w}/var/runner
-  session_agent: {top}/runnerd/session-agent.py
+  session_agent: {top}/sandbox-init/session-agent.py
   timeout: {timeout}s
   sessions_max: {smax}
   sessions_per_user: 4

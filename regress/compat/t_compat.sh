@@ -1,4 +1,5 @@
 #! /usr/bin/env atf-sh
+# SPDX-License-Identifier: ISC
 # The quick part of the differential suite (issue 31; compat.py; the
 # whole is make compat): the shell set and a few fast CPython modules,
 # on the host as uid 65534 and through mcpd in a session and a one-shot
