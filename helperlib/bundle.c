@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -28,14 +29,17 @@ static const char *const host_tops[] = {
 	"bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
 };
 /*
- * /etc/alternatives: Debian's names for cc, c++, awk and the like are
- * links through it into /usr.
+ * And these, each a glob(3) pattern of directories: /etc/alternatives
+ * holds Debian's names for cc, awk and the like, /etc/python3* and
+ * /etc/java-* what /usr's Python and Java link to (sitecustomize.py,
+ * jvm.cfg).  Nothing else of /etc.
  */
 static const char *const host_binds[] = {
-	"/usr", "/etc/ssl", "/etc/alternatives", NULL
+	"/usr", "/etc/ssl", "/etc/alternatives", "/etc/python3*",
+	"/etc/java-*", NULL
 };
 static const char *const skeleton[] = {
-	"usr", "etc", "etc/ssl", "etc/alternatives", "tmp", "work", "proc", "dev", "sys", "run",
+	"etc", "tmp", "work", "proc", "dev", "sys", "run",
 	"run/secrets", "run/providers", "run/mirror", "run/home", "run/plan",
 	NULL
 };
@@ -186,6 +190,42 @@ init_install(const char *root)
 }
 
 /*
+ * Calls fn with each directory host_binds names on this host (not a
+ * link to one), until it fails.
+ */
+static int
+host_binds_each(int (*fn)(const char *, void *), void *arg)
+{
+	struct stat st;
+	glob_t g;
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; host_binds[i] != NULL && r == 0; i++) {
+		if (glob(host_binds[i], 0, NULL, &g) != 0)
+			continue;	/* none here */
+		for (j = 0; j < g.gl_pathc && r == 0; j++)
+			if (lstat(g.gl_pathv[j], &st) == 0 &&
+			    S_ISDIR(st.st_mode))
+				r = fn(g.gl_pathv[j], arg);
+		globfree(&g);
+	}
+	return r;
+}
+
+/* A host bind's mount point in the shared root. */
+static int
+mount_point_make(const char *host, void *root)
+{
+	char path[PATH_MAX];
+
+	if (pathf(path, sizeof(path), "%s%s", (const char *)root, host) ==
+	    -1 || (mkdir(path, 0755) == -1 && errno != EEXIST))
+		return -1;
+	return 0;
+}
+
+/*
  * The read-only root shared by every call: mount points, and the
  * host's /bin, /lib... as the same symlinks into /usr the host has.
  */
@@ -210,6 +250,8 @@ rootfs_prepare(const struct as_config *conf, char *out, size_t len)
 		if (pathf(path, sizeof(path), "%s/%s", out, skeleton[i]) ==
 		    -1 || (mkdir(path, 0755) == -1 && errno != EEXIST))
 			return -1;
+	if (host_binds_each(mount_point_make, out) == -1)
+		return -1;
 	for (i = 0; host_tops[i] != NULL; i++) {
 		if (pathf(host, sizeof(host), "/%s", host_tops[i]) ==
 		    -1 || pathf(path, sizeof(path), "%s/%s", out,
@@ -320,6 +362,12 @@ bundle_dir_mount(const char *dir, const char *name, const char *dst,
 }
 
 static int
+host_bind_add(const char *host, void *mounts)
+{
+	return json_array_append_new(mounts, bind_mount(host, host, 1));
+}
+
+static int
 mounts_add_host(const struct as_config *conf, json_t *mounts)
 {
 	char host[PATH_MAX];
@@ -328,10 +376,8 @@ mounts_add_host(const struct as_config *conf, json_t *mounts)
 
 	if (conf->runnerd.rootfs[0] != '\0')
 		return 0;
-	for (i = 0; host_binds[i] != NULL; i++)
-		if (stat(host_binds[i], &st) == 0 && json_array_append_new(
-		    mounts, bind_mount(host_binds[i], host_binds[i], 1)) == -1)
-			return -1;
+	if (host_binds_each(host_bind_add, mounts) == -1)
+		return -1;
 	for (i = 0; host_tops[i] != NULL; i++) {
 		snprintf(host, sizeof(host), "/%s", host_tops[i]);
 		if (lstat(host, &st) == 0 && S_ISDIR(st.st_mode) &&

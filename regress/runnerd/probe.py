@@ -216,7 +216,8 @@ def coreutils():
     """What agents run most, on a tree of their own: coreutils 9.1 asks
     statx for AT_NO_AUTOMOUNT, which this runsc refuses; owners by name
     (the root's /etc/passwd and /etc/group); cc and awk, which are links
-    through /etc/alternatives; localhost from /etc/hosts."""
+    through /etc/alternatives; localhost from /etc/hosts; Debian's
+    sitecustomize.py, a link into /etc/python3.11."""
     top = tempfile.mkdtemp()
     os.mkdir(os.path.join(top, "a"))
     with open(os.path.join(top, "a", "f"), "w") as f:
@@ -236,7 +237,9 @@ def coreutils():
               ("cc", ["sh", "-c", "command -v cc"], b"/usr/bin/cc\n"),
               ("localhost", ["python3", "-c", "import socket; print("
                              "socket.gethostbyname('localhost'))"],
-               b"127.0.0.1\n"))
+               b"127.0.0.1\n"),
+              ("sitecustomize", ["/usr/bin/python3", "-c",
+                                 "import sitecustomize"], b""))
     for name, argv, want in checks:
         print("%s=%s" % (name, outcome(lambda: output(argv, want, top))))
 
