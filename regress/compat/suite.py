@@ -20,6 +20,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "..", "mcpd"))
+sys.path.insert(0, os.path.join(HERE, "..", "runnerd"))
+import benchsuite  # noqa: E402
 from mcp_check import Fail, Mcpd  # noqa: E402
 
 SOCKETS = {"auditd": "audit.sock", "approvald": "approval.sock",
@@ -46,49 +48,23 @@ class Suite:
             extra += "  memory: %s\n" % memory
         if pids:
             extra += "  pids: %s\n" % pids
-        uid = os.getuid()
         w = workdir
         # Sessions off makes run_shell one-shot (runnerd(8) sessions_max);
         # that sandbox asks brokerd, so run_shell has a scope of engine none.
-        conf = """runtime_dir: {run}
-seccomp: enforce
-mcpd:
-  user: ""
-  call_timeout: {mcp_timeout}s
-runnerd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  state_dir: {w}/var/runner
-  session_agent: {top}/sandbox-init/session-agent.py
+        conf = benchsuite.config(w, mcpd="  call_timeout: %ds\n" % (
+            timeout + 120), runnerd="""\
   timeout: {timeout}s
   sessions_max: {smax}
   sessions_per_user: 4
   warm_pool: {pool}
-{extra}{backend_extra}approvald:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  operators: {{ users: [{uid}] }}
-  policy: {w}/policy.yaml
-  database: {w}/var/approvals.db
-brokerd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  journal: {w}/var/leases.journal
+{extra}{backend_extra}""".format(timeout=timeout, smax=4 if sessions else 0,
+                                 pool=1 if sessions else 0, extra=extra,
+                                 backend_extra=backend_extra),
+            brokerd="""\
   scopes:
-    code: {{ engine: none, tools: [run_python, run_shell, write_file,
-      read_file, reset, close_session] }}
-auditd:
-  user: ""
-  peers: {{ users: [{uid}] }}
-  readers: {{ users: [{uid}] }}
-  log: {w}/var/audit.jsonl
-  key: {w}/var/ckpt/checkpoint.key
-  pubkey: {w}/var/audit-checkpoint.pub
-  checkpoint_file: {w}/var/ckpt/checkpoint.json
-""".format(run=self.run, uid=uid, w=w, top=top, timeout=timeout,
-           mcp_timeout=timeout + 120, smax=4 if sessions else 0,
-           pool=1 if sessions else 0, extra=extra,
-           backend_extra=backend_extra)
+    code: { engine: none, tools: [run_python, run_shell, write_file,
+      read_file, reset, close_session] }
+""")
         self.conf = os.path.join(w, "conf.yaml")
         with open(self.conf, "w") as f:
             f.write(conf)

@@ -7,7 +7,8 @@ state in W/var, etc/policy.yaml with its terraform_root at W/tf.
   ... s.sock (runner.sock), s.conf ...
   s.close()
 
-runnerd and brokerd take extra lines (indented two spaces).  Also the
+runnerd and brokerd take extra lines (indented two spaces), and so does
+mcpd in config().  Also the
 benchmarks' command line and their temporary directory.
 """
 import contextlib
@@ -24,11 +25,12 @@ SOCKS = (("auditd", "audit"), ("approvald", "approval"),
          ("brokerd", "broker"), ("runnerd", "runner"))
 
 
-def config(w, runnerd="", brokerd=""):
+def config(w, runnerd="", brokerd="", mcpd=""):
     uid = os.getuid()
     return f"""runtime_dir: {w}/run
-mcpd: {{ user: "" }}
-runnerd:
+mcpd:
+  user: ""
+{mcpd}runnerd:
   user: ""
   peers: {{ users: [{uid}] }}
   state_dir: {w}/var/runner
