@@ -407,11 +407,15 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 	 * mount to start.
 	 */
 	m = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:[s, s, s]},"
+	    " {s:s, s:s, s:s, s:[s, s, s, s, s]},"
 	    " {s:s, s:s, s:s, s:[s, s, s, s]}, o,"
 	    " {s:s, s:s, s:s, s:[s, s, s, s, s, s]}]",
 	    "destination", "/proc", "type", "proc", "source", "proc",
 	    "destination", "/dev", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "noexec", "size=1m",
+	    /* POSIX semaphores and shared memory: multiprocessing's locks */
+	    "destination", "/dev/shm", "type", "tmpfs", "source", "tmpfs",
+	    "options", "nosuid", "nodev", "noexec", "mode=1777", tmpopt,
 	    "destination", "/tmp", "type", "tmpfs", "source", "tmpfs",
 	    "options", "nosuid", "nodev", "mode=1777", tmpopt,
 	    bind_mount("/work", work, 0),

@@ -217,7 +217,8 @@ def coreutils():
     statx for AT_NO_AUTOMOUNT, which this runsc refuses; owners by name
     (the root's /etc/passwd and /etc/group); cc and awk, which are links
     through /etc/alternatives; localhost from /etc/hosts; Debian's
-    sitecustomize.py, a link into /etc/python3.11."""
+    sitecustomize.py, a link into /etc/python3.11; a process pool, whose
+    locks are POSIX semaphores in /dev/shm."""
     top = tempfile.mkdtemp()
     os.mkdir(os.path.join(top, "a"))
     with open(os.path.join(top, "a", "f"), "w") as f:
@@ -239,7 +240,10 @@ def coreutils():
                              "socket.gethostbyname('localhost'))"],
                b"127.0.0.1\n"),
               ("sitecustomize", ["/usr/bin/python3", "-c",
-                                 "import sitecustomize"], b""))
+                                 "import sitecustomize"], b""),
+              ("process_pool", ["python3", "-c", "import concurrent.futures "
+                                "as f\nwith f.ProcessPoolExecutor(2) as p: "
+                                "print(sum(p.map(abs, [-1, -2])))"], b"3\n"))
     for name, argv, want in checks:
         print("%s=%s" % (name, outcome(lambda: output(argv, want, top))))
 

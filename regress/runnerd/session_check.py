@@ -409,7 +409,8 @@ def check_threads(sock):
 def check_coreutils(sock):
     for where, lines in probed(sock, "coreutils"):
         for w in ("ls", "ls_root", "ls_l", "stat", "cp_a", "du", "find",
-                  "owner", "id", "cc", "localhost", "sitecustomize"):
+                  "owner", "id", "cc", "localhost", "sitecustomize",
+                  "process_pool"):
             expect(w + "=ok" in lines, "%s in %s" % (w, where), lines)
     # The session's shell gets SIGPIPE back from the agent's Python.
     c = Client(sock)
