@@ -51,7 +51,7 @@ class Suite:
         w = workdir
         # Sessions off makes run_shell one-shot (runnerd(8) sessions_max);
         # that sandbox asks brokerd, so run_shell has a scope of engine none.
-        conf = benchsuite.config(w, mcpd="  call_timeout: %ds\n" % (
+        conf = benchsuite.config(w, top=top, mcpd="  call_timeout: %ds\n" % (
             timeout + 120), runnerd="""\
   timeout: {timeout}s
   sessions_max: {smax}

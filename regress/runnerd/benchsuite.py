@@ -25,7 +25,8 @@ SOCKS = (("auditd", "audit"), ("approvald", "approval"),
          ("brokerd", "broker"), ("runnerd", "runner"))
 
 
-def config(w, runnerd="", brokerd="", mcpd=""):
+def config(w, runnerd="", brokerd="", mcpd="", top=TOP):
+    """top: the source tree, for the session agent."""
     uid = os.getuid()
     return f"""runtime_dir: {w}/run
 mcpd:
@@ -34,7 +35,7 @@ mcpd:
   user: ""
   peers: {{ users: [{uid}] }}
   state_dir: {w}/var/runner
-  session_agent: {TOP}/sandbox-init/session-agent.py
+  session_agent: {top}/sandbox-init/session-agent.py
 {runnerd}approvald:
   user: ""
   peers: {{ users: [{uid}] }}
