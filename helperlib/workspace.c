@@ -458,7 +458,7 @@ module_seed(const char *state, const char *snap, const char *work,
 	return 0;
 }
 
-/* A bundle's PLAN_DIR, beside its work/ (helperlib/bundle.c). */
+/* A bundle's PLAN_DIR, beside its work/ (launcher/bundle.c). */
 static int
 plan_dir_of(const char *work, char *buf, size_t len)
 {

@@ -27,7 +27,7 @@
 #define CGROUP_PARENT	"agent-sandbox"
 /*
  * The cgroup is the outer bound, above the limits gVisor enforces inside
- * (RLIMIT_AS and RLIMIT_NPROC, helperlib/bundle.c), which end one
+ * (RLIMIT_AS and RLIMIT_NPROC, launcher/bundle.c), which end one
  * allocation or fork rather than the sandbox.  Memory: it is what holds
  * the sandbox to memory (and /work's tmpfs to work_max), with room for
  * the sentry, the gofer and the session agent (measured: 20 MiB for an

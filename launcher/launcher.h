@@ -106,17 +106,20 @@ void	 helper_session_cancel(uint64_t);
 void	 helper_session_close(uint64_t);
 void	 helper_stop(void);
 
-/* helperlib/bundle.c */
+/* helperlib/request.c: what both helpers check and write of a request */
 int	 workspace_name_ok(const char *);
 int	 request_ok(json_t *);
 int	 pathf(char *, size_t, const char *, ...)
 	    __attribute__((format(printf, 3, 4)));
-int	 rootfs_prepare(const struct as_config *, char *, size_t);
-int	 sandbox_init_find(const char *);
-const char *sandbox_init_path(void);
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
 int	 credential_write(const char *, int);
+void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
+
+/* launcher/bundle.c */
+int	 rootfs_prepare(const struct as_config *, char *, size_t);
+int	 sandbox_init_find(const char *);
+const char *sandbox_init_path(void);
 int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
@@ -124,14 +127,15 @@ json_t	*bind_mount(const char *, const char *, int);
 int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
+int	 providers_each(const struct as_config *, const json_t *,
+	    int (*)(const char *, const char *, void *), void *);
+
+/* helperlib/treecopy.c */
 int	 rm_tree(const char *);
 
 /* launcher/workfs.c: each sandbox's /work, a tmpfs of work_max bytes */
 int	 work_mount(const struct as_config *, const char *);
 int	 bundle_remove(const char *);
-int	 providers_each(const struct as_config *, const json_t *,
-	    int (*)(const char *, const char *, void *), void *);
-void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
 /* launcher/tfpool.c: the terraform pool's sandboxes */
 json_t	*tfpool_box_request(void);

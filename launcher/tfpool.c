@@ -68,7 +68,7 @@ tfpool_mounts(const struct as_config *conf, const char *dir, json_t *mounts)
  * The script of a request a pooled sandbox can run: terraform's (it
  * asks for the pool), ["/bin/sh", "-c", one line], with no egress
  * (a pooled sandbox has no network), no files_in and not the agent's
- * own code (whose limits differ, helperlib/bundle.c); else NULL.
+ * own code (whose limits differ, launcher/bundle.c); else NULL.
  */
 const char *
 tfpool_script(const json_t *req)

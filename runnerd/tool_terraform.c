@@ -106,7 +106,7 @@ static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     "{ cat /tmp/show.err >&2; exit 5; }";
 
 /*
- * The approved plan is root's on a read-only mount (helperlib/bundle.c),
+ * The approved plan is root's on a read-only mount (launcher/bundle.c),
  * checked before the sandbox started, and so is the .terraform of the
  * init cache beside it when the launcher had one (TF_DATA_DIR).  init,
  * when it had none, runs before terraform reads the plan, never after:

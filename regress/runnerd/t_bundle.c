@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: ISC */
-/* The launcher's checks on what the engine asks of it (helperlib/bundle.c). */
+/* The launcher's checks on what the engine asks of it (helperlib/request.c). */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
