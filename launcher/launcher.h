@@ -91,8 +91,10 @@ int	 engine_send(uint32_t, uint64_t, json_t *);
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 
-/* helper.c: the engine's end of the channel to either helper */
+/* helperlib/fork.c */
 pid_t	 fork_paired(int *);
+
+/* runnerd/helper.c: the engine's end of the channel to either helper */
 void	 helper_start(const char *, const struct as_config *,
 	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
 	    sbx_session_cb, sbx_progress_cb);

@@ -104,29 +104,6 @@ helper_event(int fd, short revents, void *arg)
 }
 
 /*
- * fork(2) with a socketpair between parent and child: the child's pid
- * in the parent, 0 in the child, and *fd the caller's end in each; -1
- * with nothing left open when either call fails.
- */
-pid_t
-fork_paired(int *fd)
-{
-	int sp[2];
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1)
-		return -1;
-	if ((pid = fork()) == -1) {
-		close(sp[0]);
-		close(sp[1]);
-		return -1;
-	}
-	close(sp[pid == 0 ? 0 : 1]);
-	*fd = sp[pid == 0 ? 1 : 0];
-	return pid;
-}
-
-/*
  * Forks the helper, which runs helper_main with its end of the channel
  * and never returns.  A backend without sessions passes session NULL,
  * one without phases progress NULL.
