@@ -202,7 +202,7 @@ workspace_request_ok(const struct as_config *c, json_t *req)
 	return workspace_name_ok(v);
 }
 
-static int
+int
 mkdir_owned(const char *path)
 {
 	return mkdir(path, 0700) == -1 && errno != EEXIST ? -1 : 0;
@@ -459,7 +459,7 @@ module_seed(const char *state, const char *snap, const char *work,
 }
 
 /* A bundle's PLAN_DIR, beside its work/ (launcher/bundle.c). */
-static int
+int
 plan_dir_of(const char *work, char *buf, size_t len)
 {
 	const char *base;
@@ -475,7 +475,7 @@ plan_dir_of(const char *work, char *buf, size_t len)
  * The saved plan whose SHA-256 is load, checked, into plandir: root's,
  * and the sandbox's read-only PLAN_MOUNT, never in its /work.
  */
-static int
+int
 plan_seed(const char *state, const char *load, const char *plandir,
     char *why, size_t whylen)
 {
@@ -565,181 +565,6 @@ workspace_seed(const struct as_config *c, const char *work,
 		json_object_set_new(req, "snapshot", json_string(snap));
 	return load == NULL ? 0 : plan_seed(state, load, plandir, why,
 	    whylen);
-}
-
-struct seed_job {
-	const struct as_config	*c;
-	const char		*work;
-	const char		*plandir;	/* the bundle's PLAN_DIR */
-	int			 render;	/* a plan's render's */
-	json_t			*req;
-};
-
-static json_t *
-seed_child(void *arg)
-{
-	struct seed_job *j = arg;
-	char why[1024] = "";
-	int r;
-
-	/* A render shows the plan file alone: no module, no state. */
-	r = j->render ? 0 : workspace_seed(j->c, j->work, j->plandir, j->req,
-	    why, sizeof(why));
-	return json_pack("{s:b, s:s, s:O?, s:O?, s:o?}", "ok", r == 0, "why",
-	    why, "snapshot", json_object_get(j->req, "snapshot"),
-	    "module_provisioners", json_object_get(j->req,
-	    "module_provisioners"), "init",
-	    r == 0 && json_is_true(json_object_get(j->req, "init_cache")) ?
-	    tfinit_seed(j->c, j->plandir != NULL ? j->plandir : j->work,
-	    j->plandir != NULL ? TFINIT_ROOT : j->render ? TFINIT_LOCK : 0,
-	    j->req) : NULL);
-}
-
-/*
- * workspace_seed in a child that can read nothing but the working
- * directory and the init cache and write nothing but runnerd's
- * terraform state and the workspace (launcher/confine.c).  The
- * snapshot's digest comes back into req, and with "init_cache" what
- * tfinit_seed found ("init").  With render, work is the render's of the
- * plan req was seeded for: it gets the .terraform the plan got, nothing
- * of the module, and req stays as it is.
- */
-int
-workspace_seed_confined(const struct as_config *c, const char *work,
-    int render, json_t *req, char *why, size_t whylen)
-{
-	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct seed_job job = { c, work, NULL, render, req };
-	char terraform[PATH_MAX], tfinit[PATH_MAX], plandir[PATH_MAX];
-	const char *w;
-	json_t *reply;
-	int r;
-
-	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    workspace_state_root(c)) == -1 || mkdir_owned(terraform) == -1 ||
-	    tfinit_dir(c, tfinit, sizeof(tfinit)) == -1 ||
-	    plan_dir_of(work, plandir, sizeof(plandir)) == -1) {
-		snprintf(why, whylen, "workspace: %s", strerror(errno));
-		return -1;
-	}
-	if (!render)
-		json_object_del(req, "init");
-	/* Nothing to copy in: no child (one-shot tools' calls). */
-	if (json_object_get(req, "state") == NULL) {
-		json_object_del(req, "snapshot");
-		return 0;
-	}
-	if (!render)
-		paths.ro[0] = json_string_value(json_object_get(req,
-		    "workdir"));
-	if (json_is_true(json_object_get(req, "init_cache")))
-		paths.ro[paths.ro[0] != NULL] = tfinit;
-	paths.rw[0] = terraform;
-	paths.rw[1] = work;
-	if (!render && json_object_get(req, "plan_load") != NULL) {
-		job.plandir = plandir;
-		paths.rw[2] = plandir;
-	}
-	if ((reply = confined_run(c, &paths, seed_child, &job, why,
-	    whylen)) == NULL)
-		return -1;
-	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
-	w = json_string_value(json_object_get(reply, "why"));
-	if (r == -1)
-		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
-		    "the workspace copy failed");
-	if (render) {
-		json_decref(reply);
-		return r;
-	}
-	json_object_del(req, "snapshot");
-	json_object_del(req, "module_provisioners");
-	if (r == 0 && json_is_string(json_object_get(reply, "snapshot")))
-		json_object_set(req, "snapshot", json_object_get(reply,
-		    "snapshot"));
-	if (r == 0 && json_is_object(json_object_get(reply,
-	    "module_provisioners")))
-		json_object_set(req, "module_provisioners", json_object_get(
-		    reply, "module_provisioners"));
-	if (r == 0 && json_is_object(json_object_get(reply, "init")))
-		json_object_set(req, "init", json_object_get(reply, "init"));
-	json_decref(reply);
-	return r;
-}
-
-struct collect_job {
-	const struct as_config	*c;
-	const char		*work;
-	const char		*plan_to;
-	json_t			*req;
-	int			 clean;
-};
-
-static json_t *
-collect_child(void *arg)
-{
-	struct collect_job *j = arg;
-	const char *plan;
-	char why[1024];
-	json_t *r;
-
-	if ((r = json_object()) == NULL)
-		return NULL;
-	json_object_set_new(r, "files", files_collect(j->work,
-	    json_object_get(j->req, "files_out"), j->c->runnerd.output_max));
-	workspace_keep(j->work, j->req, r, j->clean);
-	if (j->plan_to != NULL && (plan = json_string_value(
-	    json_object_get(r, "plan_digest"))) != NULL &&
-	    plan_seed(json_string_value(json_object_get(j->req, "state")),
-	    plan, j->plan_to, why, sizeof(why)) == -1)
-		json_object_set_new(r, "error", json_sprintf("render: %s",
-		    why));
-	return r;
-}
-
-/*
- * After the sandbox, files_collect and workspace_keep in a child that
- * reads nothing but the workspace and writes nothing but runnerd's
- * terraform state and plan_to (launcher/confine.c); what they give goes
- * into r.  With plan_to, the plan kept goes there too, checked, for its
- * render.
- */
-void
-workspace_collect_confined(const struct as_config *c, const char *work,
-    json_t *req, json_t *r, int clean, const char *plan_to)
-{
-	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct collect_job job = { c, work, plan_to, req, clean };
-	char terraform[PATH_MAX], plandir[PATH_MAX], why[256];
-	json_t *reply;
-
-	/* Nothing to collect: no child (one-shot tools' calls). */
-	if (json_object_get(req, "state") == NULL &&
-	    json_array_size(json_object_get(req, "files_out")) == 0) {
-		json_object_set_new(r, "files", json_object());
-		return;
-	}
-	if (pathf(terraform, sizeof(terraform), "%s/terraform",
-	    workspace_state_root(c)) == -1 ||
-	    plan_dir_of(work, plandir, sizeof(plandir)) == -1) {
-		json_object_set_new(r, "error", json_string("workspace: "
-		    "path too long"));
-		return;
-	}
-	paths.ro[0] = work;
-	/* An apply's plan, checked again (workspace_keep). */
-	if (json_object_get(req, "plan_load") != NULL)
-		paths.ro[1] = plandir;
-	paths.rw[0] = terraform;
-	paths.rw[1] = plan_to;
-	if ((reply = confined_run(c, &paths, collect_child, &job, why,
-	    sizeof(why))) == NULL) {
-		json_object_set_new(r, "error", json_sprintf("collect: %s",
-		    why));
-		return;
-	}
-	json_object_update(r, reply);
-	json_decref(reply);
 }
 
 /*

@@ -164,8 +164,12 @@ void	 tfinit_shutdown(void);
 struct sandbox_paths;
 json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 	    json_t *(*)(void *), void *, char *, size_t);
+int	 workspace_seed_confined(const struct as_config *, const char *,
+	    int, json_t *, char *, size_t);
+void	 workspace_collect_confined(const struct as_config *, const char *,
+	    json_t *, json_t *, int, const char *);
 
-/* workspace.c */
+/* helperlib/workspace.c */
 const char *workspace_state_root(const struct as_config *);
 int	 copy_file(const char *, const char *, mode_t, uid_t, gid_t, int,
 	    char [SHA256_HEX_LEN + 1]);
@@ -174,11 +178,10 @@ json_t	*files_collect(const char *, json_t *, size_t);
 int	 workspace_request_ok(const struct as_config *, json_t *);
 int	 workspace_seed(const struct as_config *, const char *, const char *,
 	    json_t *, char *, size_t);
-int	 workspace_seed_confined(const struct as_config *, const char *,
-	    int, json_t *, char *, size_t);
 void	 workspace_keep(const char *, json_t *, json_t *, int);
-void	 workspace_collect_confined(const struct as_config *, const char *,
-	    json_t *, json_t *, int, const char *);
+int	 mkdir_owned(const char *);
+int	 plan_dir_of(const char *, char *, size_t);
+int	 plan_seed(const char *, const char *, const char *, char *, size_t);
 
 /* launcher/render.c: the plan shown where no module code ran */
 struct render {
