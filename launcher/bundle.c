@@ -83,6 +83,7 @@ root_install(const char *root, const char *src, const char *dst_mount,
     mode_t mode)
 {
 	char tmp[PATH_MAX], dst[PATH_MAX];
+	int saved;
 
 	if (pathf(tmp, sizeof(tmp), "%s%s.new", root, dst_mount) == -1 ||
 	    pathf(dst, sizeof(dst), "%s%s", root, dst_mount) == -1)
@@ -90,7 +91,9 @@ root_install(const char *root, const char *src, const char *dst_mount,
 	(void)unlink(tmp);
 	if (copy_file(src, tmp, mode, 0, 0, 0, NULL) == -1 ||
 	    rename(tmp, dst) == -1) {
+		saved = errno;
 		(void)unlink(tmp);
+		errno = saved;
 		return -1;
 	}
 	return 0;
@@ -141,7 +144,32 @@ static const char root_hosts[] =
 static const char root_nsswitch[] =
     "passwd: files\n"
     "group: files\n"
-    "hosts: files dns\n";
+    "hosts: files dns\n"
+    "services: files\n"
+    "protocols: files\n";
+
+/*
+ * The host's own name tables (netbase's), for getservbyname and
+ * getprotobyname as on the host.  A host without netbase has none, and
+ * neither have its sandboxes.
+ */
+static const char *const root_host_tables[] = {
+	"/etc/services",
+	"/etc/protocols",
+};
+
+static int
+host_tables_install(const char *root)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(root_host_tables) /
+	    sizeof(root_host_tables[0]); i++)
+		if (root_install(root, root_host_tables[i],
+		    root_host_tables[i], 0444) == -1 && errno != ENOENT)
+			return -1;
+	return 0;
+}
 
 /*
  * sandbox-init and sandbox-stat.so in the shared root made here, where
@@ -150,7 +178,7 @@ static const char root_nsswitch[] =
  * start, so that the root has this build's.  /etc/ld.so.preload names
  * the library once it is there: a name without its file would make
  * every program warn.  /etc/passwd, group, hosts and nsswitch.conf
- * beside it.
+ * beside it, and the host's services and protocols.
  */
 static int
 init_install(const char *root)
@@ -161,7 +189,8 @@ init_install(const char *root)
 	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
 	    root_write(root, "/etc/group", root_group) == -1 ||
 	    root_write(root, "/etc/hosts", root_hosts) == -1 ||
-	    root_write(root, "/etc/nsswitch.conf", root_nsswitch) == -1 ? -1 : 0;
+	    root_write(root, "/etc/nsswitch.conf", root_nsswitch) == -1 ||
+	    host_tables_install(root) == -1 ? -1 : 0;
 }
 
 /*

@@ -216,7 +216,8 @@ def coreutils():
     """What agents run most, on a tree of their own: coreutils 9.1 asks
     statx for AT_NO_AUTOMOUNT, which this runsc refuses; owners by name
     (the root's /etc/passwd and /etc/group); cc and awk, which are links
-    through /etc/alternatives; localhost from /etc/hosts; Debian's
+    through /etc/alternatives; localhost from /etc/hosts; services and
+    protocols by name (/etc/services, /etc/protocols); Debian's
     sitecustomize.py, a link into /etc/python3.11; a process pool, whose
     locks are POSIX semaphores in /dev/shm."""
     top = tempfile.mkdtemp()
@@ -239,6 +240,9 @@ def coreutils():
               ("localhost", ["python3", "-c", "import socket; print("
                              "socket.gethostbyname('localhost'))"],
                b"127.0.0.1\n"),
+              ("services", ["python3", "-c", "import socket; print("
+                            "socket.getservbyname('http', 'tcp'), "
+                            "socket.getprotobyname('tcp'))"], b"80 6\n"),
               ("sitecustomize", ["/usr/bin/python3", "-c",
                                  "import sitecustomize"], b""),
               ("process_pool", ["python3", "-c", "import concurrent.futures "
