@@ -540,23 +540,26 @@ listener_accept(int fd, short revents, void *arg)
  * SO_PEERCRED alone decides.
  */
 static int
-listener_admit(const struct listener *l)
+listener_admit(const struct listener *l, const char *path)
 {
-	if (priv_give(l->path, l->owner) == -1)
+	if (priv_give(path, l->owner) == -1)
 		return -1;
-	if (grant_path(l->path, l->acl, GRANT_R | GRANT_W) == 0)
+	if (grant_path(path, l->acl, GRANT_R | GRANT_W) == 0)
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -1;
 	log_warnx("%s: no ACLs on this file system: mode 0666, peers are "
 	    "checked on connection only", l->path);
-	return chmod(l->path, 0666);
+	return chmod(path, 0666);
 }
 
 /* Binds l under the runtime directory; done before privileges drop. */
 int
 server_listen(const struct as_config *conf, struct listener *l)
 {
+	char pending[sizeof(l->path)];
+	int n, saved;
+
 	if (nlisteners == LISTENERS_MAX) {
 		errno = ENOSPC;
 		return -1;
@@ -564,11 +567,24 @@ server_listen(const struct as_config *conf, struct listener *l)
 	if (config_socket_path(conf, l->name, l->path, sizeof(l->path)) == -1)
 		return -1;
 	limits = conf->connections;
-	if ((l->fd = sock_listen(l->path, 0600)) == -1)
+	/*
+	 * Made under a pending name and renamed into place once it listens
+	 * and admits its peers: a client that waits for the name to appear
+	 * never meets ECONNREFUSED or EACCES.
+	 */
+	n = snprintf(pending, sizeof(pending), "%s.new", l->path);
+	if (n < 0 || (size_t)n >= sizeof(pending)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	if (listener_admit(l) == -1) {
-		unlink(l->path);
+	}
+	if ((l->fd = sock_listen(pending, 0600)) == -1)
+		return -1;
+	if (listener_admit(l, pending) == -1 ||
+	    rename(pending, l->path) == -1) {
+		saved = errno;
+		unlink(pending);
 		close(l->fd);
+		errno = saved;
 		return -1;
 	}
 	if (ev_add(l->fd, POLLIN, listener_accept, l) == -1)
