@@ -171,7 +171,8 @@ KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
 
 test: all
 	cd $(BUILD)/regress && kyua $(KYUA_VARS) test; \
-	    r=$$?; kyua report --results-filter broken,failed >/dev/null 2>&1; exit $$r
+	    r=$$?; [ $$r -eq 0 ] || kyua report --verbose \
+	    --results-filter broken,failed; exit $$r
 
 test-asan:
 	$(MAKE) BUILD=obj-asan SAN=1 test
