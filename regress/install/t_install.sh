@@ -107,7 +107,7 @@ demo_as_installed_body()
 {
 	modules="$(dirname "$(atf_config_get bindir)")/node/node_modules"
 	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
-	    atf_skip "the MCP SDK is not installed (make deps)"
+	    atf_fail "the MCP SDK is not installed (make deps)"
 	install_suite
 	for d in $DAEMONS; do
 		unit_start $d

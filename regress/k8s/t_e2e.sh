@@ -164,7 +164,7 @@ pod_status_gvisor_head()
 }
 pod_status_gvisor_body()
 {
-	[ -x /usr/bin/runsc ] || atf_skip "runsc not installed"
+	[ -x /usr/bin/runsc ] || atf_fail "runsc is not installed (make deps installs it)"
 	K8S_BIND=$(hostname -I 2>/dev/null | awk '{ print $1 }')
 	case "$K8S_BIND" in
 	[0-9]*.*) ;;

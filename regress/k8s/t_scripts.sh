@@ -12,7 +12,7 @@ shellcheck_clean_head()
 }
 shellcheck_clean_body()
 {
-	command -v shellcheck >/dev/null || atf_skip "shellcheck not installed"
+	command -v shellcheck >/dev/null || atf_fail "shellcheck is not installed (make deps installs it)"
 	cd "$(atf_config_get srcdir)" || atf_fail "no source tree"
 	atf_check -x "shellcheck -x scripts/*"
 }
@@ -45,7 +45,7 @@ templates_render_head()
 }
 templates_render_body()
 {
-	python3 -c 'import yaml' 2>/dev/null || atf_skip "python3-yaml not installed"
+	python3 -c 'import yaml' 2>/dev/null || atf_fail "python3-yaml is not installed (make deps installs it)"
 	ls "$(atf_config_get srcdir)"/cluster/*.in >/dev/null ||
 	    atf_fail "no templates in cluster/"
 	render_all || atf_fail "cluster/ does not render"

@@ -16,7 +16,7 @@
 # suite, with TK_PVC and TK_PVC_PATH for kubernetes.pvc and pvc_path.
 tk_setup()
 {
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need terraform
 	kb_cluster
 	kb_claim
 	mkdir -p "$CLAIM/modules" outside

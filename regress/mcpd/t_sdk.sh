@@ -12,7 +12,7 @@ run_client()
 {
 	. "$(atf_config_get srcdir)/regress/lib/suite.subr"
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
-	[ -d "$modules/$1" ] || atf_skip \
+	[ -d "$modules/$1" ] || atf_fail \
 	    "$1 not installed in $modules (make deps, see regress/mcpd/package.json)"
 	major=$(node -p 'process.versions.node.split(".")[0]')
 	[ "$major" -ge "$3" ] || atf_skip "$1 needs node >= $3, not $major"

@@ -15,7 +15,7 @@ peer_pid()
 
 fault()
 {
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need terraform
 	mkdir tf
 	cp -R "$(as_src)/terraform/demo" tf/
 	# Longer than the stop (and than brokerd's Vault waits, 30.6 s): a

@@ -20,7 +20,7 @@ sdk_body()
 {
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
 	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
-	    atf_skip "MCP SDK not installed in $modules (make deps)"
+	    atf_fail "MCP SDK not installed in $modules (make deps)"
 	mkdir tf
 	cp -R "$(as_src)/terraform/demo" tf/
 	as_tf_suite "[demo]"

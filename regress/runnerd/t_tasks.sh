@@ -23,7 +23,7 @@ sdk_body()
 {
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
 	for sdk in sdk client; do
-		[ -d "$modules/@modelcontextprotocol/$sdk" ] || atf_skip \
+		[ -d "$modules/@modelcontextprotocol/$sdk" ] || atf_fail \
 		    "@modelcontextprotocol/$sdk not installed in $modules (make deps)"
 	done
 	mkdir tf

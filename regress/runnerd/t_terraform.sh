@@ -9,8 +9,7 @@
 # and modules that are wrong in each way a working_dir can be.
 tf_setup()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	W=$(pwd)
 	mkdir -p tf/empty tf/broken tf/needs-provider outside
 	cp -R "$(as_src)/terraform/demo" "$(as_src)/terraform/k8s-demo" tf/
@@ -45,7 +44,7 @@ scenario_body()
 {
 	modules=${AS_NODE_MODULES:-$(dirname "$(atf_config_get bindir)")/node/node_modules}
 	[ -d "$modules/@modelcontextprotocol/sdk" ] ||
-	    atf_skip "MCP SDK not installed in $modules (make deps)"
+	    atf_fail "MCP SDK not installed in $modules (make deps)"
 	tf_setup
 	NODE_PATH=$modules node "$(as_src)/examples/demo-client.cjs" \
 	    "$(dirname "$(as_bin mcpd)")" "$(pwd)/conf.yaml" "$(pwd)/tf" \
@@ -223,8 +222,7 @@ many_files_head()
 }
 many_files_body()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	# wide: one directory of 1,000 entries (glibc's qsort of as many
 	# names asks sysinfo(2) how much memory there is).  many: 500
 	# files in directories of 50, which only the comparison with the
@@ -263,8 +261,7 @@ hostile_text_head()
 }
 hostile_text_body()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	# Terraform escapes a one-line string but prints a multi-line one
 	# as it is: up eight lines, erase, and an update in place drawn.
 	mkdir -p tf/m

@@ -8,7 +8,7 @@
 
 tf_setup()
 {
-	command -v terraform >/dev/null || atf_skip "terraform not installed"
+	command -v terraform >/dev/null || atf_fail "terraform is not installed (make deps installs it)"
 	export TF_CLI_CONFIG_FILE=/dev/null CHECKPOINT_DISABLE=1 \
 	    TF_IN_AUTOMATION=1
 	cp "$(atf_config_get srcdir)"/terraform/demo/*.tf \
@@ -68,7 +68,7 @@ modules_fmt_clean_head()
 }
 modules_fmt_clean_body()
 {
-	command -v terraform >/dev/null || atf_skip "terraform not installed"
+	command -v terraform >/dev/null || atf_fail "terraform is not installed (make deps installs it)"
 	export TF_CLI_CONFIG_FILE=/dev/null
 	for m in demo k8s-demo; do
 		atf_check terraform fmt -check -recursive \

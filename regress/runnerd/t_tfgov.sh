@@ -24,8 +24,7 @@ TF
 # provisioners as $1 says.
 gov_setup()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	as_fake_provider mirror registry.terraform.io/hashicorp/null
 	as_fake_provider mirror registry.terraform.io/hashicorp/random
 	mkdir -p tf/exec

@@ -8,8 +8,7 @@
 
 tf_setup()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	mkdir -p tf
 	as_tf_suite "[m]"
 }
@@ -297,7 +296,8 @@ forged_plan_files_body()
 	# runnerd's runsc is a wrapper that, once the real runsc is done,
 	# writes what a hostile provider would have written in /work: a
 	# plan that changes nothing.
-	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	as_need runsc
+	real=$(command -v runsc)
 	{
 		echo '#!/bin/sh'
 		echo "\"$real\" \"\$@\""
@@ -347,7 +347,8 @@ render_sees_no_module_body()
 {
 	# runnerd's runsc is a wrapper that lists the render's workspace
 	# once the plan is in it, just before the render goes.
-	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	as_need runsc
+	real=$(command -v runsc)
 	cat > runsc <<SH
 #!/bin/sh
 b=
@@ -392,7 +393,8 @@ render_killed_body()
 {
 	# runnerd's runsc is a wrapper that kills the render's sandbox
 	# (its script begins with its read of go) while the plan runs.
-	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	as_need runsc
+	real=$(command -v runsc)
 	cat > runsc <<SH
 #!/bin/sh
 ( i=0
@@ -428,7 +430,8 @@ render_then_fail_body()
 {
 	# runnerd's runsc is a wrapper whose run exits 7 once the real
 	# one is done: after the shell said render.
-	real=$(command -v runsc) || atf_skip "runsc is not installed"
+	as_need runsc
+	real=$(command -v runsc)
 	cat > runsc <<SH
 #!/bin/sh
 "$real" "\$@"
@@ -524,7 +527,7 @@ state_elsewhere_cleanup()
 # configuration, other repositories).
 tf_git_module()
 {
-	command -v git >/dev/null || atf_skip "git is not installed"
+	as_need git
 	tf_module
 	cat > tf/m/main.tf <<'TF'
 module "x" {
@@ -636,8 +639,7 @@ approve_apply()
 }
 plan_untouchable_body()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	mkdir -p tf/m
 	# Each way to change the plan, tried by code the apply runs.
 	cat > tf/m/main.tf <<'TF'
@@ -706,8 +708,7 @@ store_bounded_body()
 {
 	AS_TF_RUNNERD_EXTRA="  terraform_store_per_dir: 8M
   terraform_store_max: 12M"
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	mkdir -p tf/m tf/n tf/o
 	for d in m n o; do
 		echo 'resource "terraform_data" "x" {}' > tf/$d/main.tf
@@ -776,8 +777,7 @@ apply_environment_head()
 }
 apply_environment_body()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	mkdir -p tf/m
 	cat > tf/m/main.tf <<'TF'
 resource "terraform_data" "x" {

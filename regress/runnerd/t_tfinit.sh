@@ -36,8 +36,7 @@ TF
 #   reader   its plan's output: what /work/.terraform holds
 init_setup()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	W=$(pwd)
 	as_fake_provider mirror registry.terraform.io/hashicorp/null
 	as_fake_provider mirror registry.terraform.io/hashicorp/random

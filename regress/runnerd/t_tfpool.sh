@@ -9,8 +9,7 @@
 # a file of its own and one whose plan lists what /work and /tmp hold.
 pool_setup()
 {
-	command -v runsc >/dev/null || atf_skip "runsc is not installed"
-	command -v terraform >/dev/null || atf_skip "terraform is not installed"
+	as_need runsc terraform
 	mkdir -p tf/marked tf/reader
 	cp -R "$(as_src)/terraform/demo" tf/
 	cp tf/demo/* tf/marked/
