@@ -5,8 +5,6 @@
  * are wiped when freed, and it leaves in a sealed memfd, never in a
  * message payload, a log line or an audit event.
  */
-#include <sys/mman.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 
 #include "brokerd.h"
 #include "io.h"
+#include "platform.h"
 
 /* Room before each block to remember its size, keeping malloc's alignment. */
 #define WIPE_HDR	16
@@ -157,28 +156,11 @@ cred_file(const struct brokerd_scope *sc, const char *ns,
 }
 
 /*
- * A memfd holding the secret, sealed so that neither runnerd nor
- * anyone it passes the descriptor to can change or grow it.
+ * The secret in a sealed in-memory file: neither runnerd nor anyone it
+ * passes the descriptor to can change or grow it.
  */
 int
 cred_memfd(const struct secret *s)
 {
-	int fd, saved;
-
-	fd = memfd_create("agent-sandbox-cred", MFD_CLOEXEC |
-	    MFD_ALLOW_SEALING);
-	if (fd == -1)
-		return -1;
-	if (write_full(fd, s->buf, s->len) == -1)
-		goto fail;
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE | F_SEAL_SEAL) == -1 ||
-	    lseek(fd, 0, SEEK_SET) == -1)
-		goto fail;
-	return fd;
-fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return -1;
+	return plat_sealed_fd("agent-sandbox-cred", s->buf, s->len);
 }

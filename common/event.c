@@ -1,6 +1,4 @@
 /* SPDX-License-Identifier: ISC */
-#include <sys/signalfd.h>
-
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +9,7 @@
 
 #include "event.h"
 #include "log.h"
+#include "platform.h"
 
 struct ev_fd {
 	int		 fd;
@@ -129,12 +128,12 @@ ev_timer_cancel(uint64_t id)
 static void
 ev_signal_read(int fd, short revents, void *arg)
 {
-	struct signalfd_siginfo si;
+	int sig;
 
 	(void)revents;
 	(void)arg;
-	while (read(fd, &si, sizeof(si)) == sizeof(si))
-		sig_cb((int)si.ssi_signo, sig_arg);
+	while ((sig = plat_signal_next(fd)) != 0)
+		sig_cb(sig, sig_arg);
 }
 
 /* Blocks the signals in list (0-terminated) and delivers them to cb. */
@@ -148,7 +147,7 @@ ev_signals(const int *list, ev_signal_cb cb, void *arg)
 		sigaddset(&set, *list);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
 		return -1;
-	if ((sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
+	if ((sigfd = plat_signal_fd(&set)) == -1)
 		return -1;
 	sig_cb = cb;
 	sig_arg = arg;

@@ -19,9 +19,6 @@
  * those lines, kept, are the tree's manifest.
  */
 #include <sys/stat.h>
-#include <sys/syscall.h>
-
-#include <linux/openat2.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +31,7 @@
 #include "cjson.h"
 #include "io.h"
 #include "launcher.h"
+#include "platform.h"
 #include "tfsource.h"
 #include "treecopy.h"
 
@@ -49,23 +47,6 @@ tree_fail(struct tree_copy *t, const char *fmt, const char *path)
 	return -1;
 }
 
-/* One component, in dirfd, never through a link of any kind. */
-static int
-open_beneath(int dirfd, const char *name, int flags)
-{
-	struct open_how how;
-	int fd;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-	if (fd != -1 || errno != ENOSYS)
-		return fd;
-	return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC);
-}
-
 /*
  * The directory at an absolute path, with no link anywhere on the way
  * (approvald resolved it so): the descriptor every walk starts from.
@@ -77,17 +58,13 @@ int
 tree_open(const char *path)
 {
 	char buf[PATH_MAX], *p, *next;
-	struct open_how how;
 	int fd, dfd;
 
 	if (path[0] != '/' || strlcpy(buf, path, sizeof(buf)) >= sizeof(buf)) {
 		errno = EINVAL;
 		return -1;
 	}
-	memset(&how, 0, sizeof(how));
-	how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	fd = plat_open_nolinks(path, O_RDONLY | O_DIRECTORY);
 	if (fd != -1 || errno != ENOSYS)
 		return fd;
 	if ((fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
@@ -97,7 +74,7 @@ tree_open(const char *path)
 			*next++ = '\0';
 		if (*p == '\0')
 			continue;
-		dfd = open_beneath(fd, p, O_RDONLY | O_DIRECTORY);
+		dfd = plat_open_beneath(fd, p, O_RDONLY | O_DIRECTORY);
 		close(fd);
 		if (dfd == -1)
 			return -1;
@@ -283,7 +260,7 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 		    "device or socket): refused", rel);
 	if (S_ISREG(st.st_mode) && st.st_nlink > 1 && !t->store)
 		return tree_fail(t, "%s: hard links are refused", rel);
-	fd = open_beneath(src, name, O_RDONLY | O_NONBLOCK |
+	fd = plat_open_beneath(src, name, O_RDONLY | O_NONBLOCK |
 	    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd == -1)
 		return tree_fail(t, errno == ELOOP || errno == EXDEV ?
@@ -300,7 +277,7 @@ copy_entry(int src, int dst, const char *name, const char *rel, int depth,
 		snprintf(line, sizeof(line), "d %s\n", rel);
 		digest_add(t, line);
 		if (mkdirat(dst, name, t->dmode) == -1 ||
-		    (sub = open_beneath(dst, name, O_RDONLY | O_DIRECTORY)) ==
+		    (sub = plat_open_beneath(dst, name, O_RDONLY | O_DIRECTORY)) ==
 		    -1) {
 			close(fd);
 			return tree_fail(t, "%s: cannot copy", rel);
@@ -407,7 +384,7 @@ remove_at(int parent, const char *name, dev_t dev, int depth)
 		errno = st.st_dev != dev ? EXDEV : ELOOP;
 		return -1;
 	}
-	if ((fd = open_beneath(parent, name, O_RDONLY | O_DIRECTORY)) == -1)
+	if ((fd = plat_open_beneath(parent, name, O_RDONLY | O_DIRECTORY)) == -1)
 		return -1;
 	if (fstat(fd, &ost) == -1 || ost.st_ino != st.st_ino ||
 	    ost.st_dev != dev || (d = fdopendir(fd)) == NULL) {
