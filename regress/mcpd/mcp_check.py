@@ -854,8 +854,8 @@ META_EXT = {"io.modelcontextprotocol/protocolVersion": MODERN,
             {"extensions": {EXT: {}}}}
 
 
-def ext_call(m, method, params, meta=META_EXT):
-    return m.call(method, dict(params, _meta=meta))
+def ext_call(m, method, params, meta=META_EXT, timeout=5.0):
+    return m.call(method, dict(params, _meta=meta), timeout)
 
 
 def ext_poll(m, tid, timeout=10.0):
