@@ -89,6 +89,7 @@ struct mcpd {
 	int			 out_fd;	/* stdout */
 	int			 initialized;	/* legacy handshake done */
 	char			 version[16];	/* negotiated by initialize */
+	char			 client_key[33]; /* runner.c */
 };
 
 extern struct mcpd	 mcpd;
@@ -142,7 +143,8 @@ void	 tasks_start(const struct mcp_req *, const char *, const json_t *,
 	    const json_t *);
 int	 tasks_result(uint64_t, json_t *);
 int	 tasks_failed(uint64_t, const char *);
-void	 tasks_fail_all(const char *);
+void	 tasks_runner_lost(const char *);
+void	 tasks_runner_back(void);
 void	 tasks_cancel_all(void);
 void	 tasks_get(const struct mcp_req *);
 void	 tasks_payload(const struct mcp_req *);

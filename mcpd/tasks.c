@@ -68,6 +68,7 @@ struct task {
 	int64_t			 ttl;		/* ms */
 	uint64_t		 reqid;		/* runnerd's call, or 0 */
 	int			 awaiting;	/* reqid is a TOOL_AWAIT */
+	int			 resume;	/* the wait, once runnerd is back */
 	int			 modern;	/* the extension's (2026-07-28) */
 	int			 cancelling;	/* runnerd was told to */
 	char			*tool;
@@ -307,6 +308,17 @@ failure(const char *text)
 	    "status", "failed", "reason", text);
 }
 
+/* The task waits for its approval, as the status message says. */
+static void
+set_waiting(struct task *t, const char *why)
+{
+	set_status(t, t->modern ? "working" : "input_required", "%s"
+	    "waiting for a person to approve or deny %s out of band "
+	    "(approvalctl show %s); %s once they have", why, t->approval_id,
+	    t->approval_id, t->modern ? "tasks/get holds the result" :
+	    "tasks/result returns");
+}
+
 /* The task's call, or after an approval its wait, goes to runnerd. */
 static int
 send_call(struct task *t, uint32_t type)
@@ -315,8 +327,9 @@ send_call(struct task *t, uint32_t type)
 
 	t->reqid = reqid_new();
 	t->awaiting = type == MSG_TOOL_AWAIT;
-	msg = json_pack("{s:s, s:O, s:b}", "tool", t->tool, "arguments",
-	    t->args, "progress", 0);
+	t->resume = 0;
+	msg = json_pack("{s:s, s:O, s:b, s:s}", "tool", t->tool, "arguments",
+	    t->args, "progress", 0, "client_key", mcpd.client_key);
 	if (msg != NULL && t->awaiting)
 		json_object_set_new(msg, "approval_id",
 		    json_string(t->approval_id));
@@ -410,11 +423,7 @@ tasks_result(uint64_t reqid, json_t *res)
 			json_decref(res);
 			return 1;
 		}
-		set_status(t, t->modern ? "working" : "input_required",
-		    "waiting for a person to approve or deny %s out of band "
-		    "(approvalctl show %s); %s once they have", aid, aid,
-		    t->modern ? "tasks/get holds the result" :
-		    "tasks/result returns");
+		set_waiting(t, "");
 		json_decref(res);
 		return 1;
 	}
@@ -439,15 +448,63 @@ tasks_failed(uint64_t reqid, const char *why)
 	return 1;
 }
 
-/* runnerd went away: what it was doing or waiting for is lost. */
+/*
+ * runnerd went away.  What it ran has an unknown outcome, and fails.
+ * A wait for an approval is kept: the approval lives in approvald,
+ * and the task waits for it again once runnerd is back.
+ */
 void
-tasks_fail_all(const char *why)
+tasks_runner_lost(const char *why)
 {
 	struct task *t;
 
-	TAILQ_FOREACH(t, &tasks, entry)
-		if (!terminal(t))
+	TAILQ_FOREACH(t, &tasks, entry) {
+		if (terminal(t))
+			continue;
+		if (!t->awaiting) {
 			finish(t, failure(why), "failed", why);
+			continue;
+		}
+		t->reqid = 0;
+		t->resume = 1;
+		set_waiting(t, "runnerd went away (stopped or restarted); "
+		    "once it is back, still ");
+	}
+}
+
+/*
+ * runnerd is back: each kept task waits for its approval again (a
+ * wait runnerd adopts, runnerd/await.c), and a cancel asked for
+ * meanwhile follows it.
+ */
+void
+tasks_runner_back(void)
+{
+	struct task *t;
+
+	TAILQ_FOREACH(t, &tasks, entry) {
+		if (!t->resume)
+			continue;
+		if (send_call(t, MSG_TOOL_AWAIT) == -1) {
+			finish(t, failure("cannot wait for the approval"),
+			    "failed", "cannot wait for the approval");
+			continue;
+		}
+		set_waiting(t, "runnerd is back: ");
+		if (t->cancelling && runner_send_json(MSG_TOOL_CANCEL,
+		    t->reqid, json_pack("{s:b}", "answer", 1)) == -1)
+			log_warnx("%s: cancel not sent", t->id);
+	}
+}
+
+/* runnerd stops the call or the wait; a task kept for it, once back. */
+static int
+cancel_call(struct task *t)
+{
+	if (t->resume)
+		return 0;
+	return runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
+	    "answer", 1));
 }
 
 /* The client is gone: its waits end, and their approvals are withdrawn. */
@@ -548,9 +605,7 @@ tasks_cancel(const struct mcp_req *req)
 		 * The extension's cancel is acknowledged at once, and what
 		 * it did shows in the task later, as it would here.
 		 */
-		if (!terminal(t) && !t->cancelling && runner_send_json(
-		    MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}", "answer",
-		    1)) == 0)
+		if (!terminal(t) && !t->cancelling && cancel_call(t) == 0)
 			t->cancelling = 1;
 		mcp_reply(req, json_object());
 		return;
@@ -564,8 +619,7 @@ tasks_cancel(const struct mcp_req *req)
 		    "cancelled");
 		return;
 	}
-	if (runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
-	    "answer", 1)) == -1) {
+	if (cancel_call(t) == -1) {
 		cancel_refused(req->id, t, "runnerd cannot be told");
 		return;
 	}

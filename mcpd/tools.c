@@ -173,9 +173,9 @@ static int
 forward(struct call *c, const char *tool, const json_t *args)
 {
 	return runner_send_json(MSG_TOOL_CALL, c->reqid, json_pack(
-	    "{s:s, s:O, s:b, s:b}", "tool", tool, "arguments", args,
+	    "{s:s, s:O, s:b, s:b, s:s}", "tool", tool, "arguments", args,
 	    "progress", c->token != NULL, "log",
-	    logging_wanted(c->log_level)));
+	    logging_wanted(c->log_level), "client_key", mcpd.client_key));
 }
 
 void

@@ -9,6 +9,11 @@ Usage: exttasks_check.py BINDIR CONF SCENARIO
   approved   an approval-gated terraform_apply on working dir "a" as a
              task: working while it waits, applied after approvalctl
              approve, polled with tasks/get to its result
+  restart    the same on "b", but runnerd is killed (kill -9) and
+             started again while the task waits: t_exttasks.sh does
+             that when this writes kill-runnerd, and writes
+             runnerd-back; the task waits on and is applied after the
+             approval
 """
 import os
 import re
@@ -76,7 +81,34 @@ def s_approved():
     check(m.close() == 0, "exit status")
 
 
-SCENARIOS = {"approved": s_approved}
+def told(name, timeout=60):
+    """Waits for t_exttasks.sh to create the file name."""
+    deadline = time.time() + timeout
+    while not os.path.exists(name):
+        check(time.time() < deadline, "t_exttasks.sh did not write " + name)
+        time.sleep(0.05)
+
+
+def s_restart():
+    m = Mcpd(os.path.join(bindir, "mcpd"), conf)
+    tid = start_apply(m, "b")
+    aid = approval_of(poll(m, tid, approval_of))
+    open("kill-runnerd", "w").close()
+    lost = poll(m, tid, lambda t: "went away" in t["statusMessage"], 30)
+    check(lost["status"] == "working" and approval_of(lost) == aid,
+          "while runnerd is away %r" % lost)
+    open("start-runnerd", "w").close()
+    told("runnerd-back")
+    back = poll(m, tid, lambda t: "runnerd is back" in t["statusMessage"],
+                30)
+    check(back["status"] == "working" and approval_of(back) == aid,
+          "waiting again %r" % back)
+    approvalctl("approve", aid)
+    applied(m, tid)
+    check(m.close() == 0, "exit status")
+
+
+SCENARIOS = {"approved": s_approved, "restart": s_restart}
 
 try:
     SCENARIOS[scenario]()
