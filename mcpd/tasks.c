@@ -448,6 +448,16 @@ tasks_failed(uint64_t reqid, const char *why)
 	return 1;
 }
 
+/* runnerd stops the call or the wait; a task kept for it, once back. */
+static int
+cancel_call(struct task *t)
+{
+	if (t->resume)
+		return 0;
+	return runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
+	    "answer", 1));
+}
+
 /*
  * runnerd went away.  What it ran has an unknown outcome, and fails.
  * A wait for an approval is kept: the approval lives in approvald,
@@ -491,20 +501,9 @@ tasks_runner_back(void)
 			continue;
 		}
 		set_waiting(t, "runnerd is back: ");
-		if (t->cancelling && runner_send_json(MSG_TOOL_CANCEL,
-		    t->reqid, json_pack("{s:b}", "answer", 1)) == -1)
+		if (t->cancelling && cancel_call(t) == -1)
 			log_warnx("%s: cancel not sent", t->id);
 	}
-}
-
-/* runnerd stops the call or the wait; a task kept for it, once back. */
-static int
-cancel_call(struct task *t)
-{
-	if (t->resume)
-		return 0;
-	return runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
-	    "answer", 1));
 }
 
 /* The client is gone: its waits end, and their approvals are withdrawn. */
