@@ -13,8 +13,11 @@ Usage: exttasks_check.py BINDIR CONF SCENARIO
              started again while the task waits: t_exttasks.sh does
              that when this writes kill-runnerd, and writes
              runnerd-back; the task waits on and is applied after the
-             approval
+             approval.  A second task, on "a", cancelled while runnerd
+             is away, is cancelled once it is back, and its approval,
+             not withdrawn, stays pending
 """
+import json
 import os
 import re
 import subprocess
@@ -30,6 +33,12 @@ bindir, conf, scenario = sys.argv[1:4]
 def approvalctl(*args):
     subprocess.run([os.path.join(bindir, "approvalctl"), "-f", conf] +
                    list(args), check=True, stdout=subprocess.DEVNULL)
+
+
+def approval_state(aid):
+    return json.loads(subprocess.run(
+        [os.path.join(bindir, "approvalctl"), "-f", conf, "-j", "show", aid],
+        check=True, stdout=subprocess.PIPE).stdout)["state"]
 
 
 def start_apply(m, wd):
@@ -93,16 +102,26 @@ def s_restart():
     m = Mcpd(os.path.join(bindir, "mcpd"), conf)
     tid = start_apply(m, "b")
     aid = approval_of(poll(m, tid, approval_of))
+    dropped = start_apply(m, "a")
+    dropped_aid = approval_of(poll(m, dropped, approval_of))
     open("kill-runnerd", "w").close()
     lost = poll(m, tid, lambda t: "went away" in t["statusMessage"], 30)
     check(lost["status"] == "working" and approval_of(lost) == aid,
           "while runnerd is away %r" % lost)
+    r = ext_call(m, "tasks/cancel", {"taskId": dropped})["result"]
+    check(r["resultType"] == "complete", "cancel while away %r" % r)
     open("start-runnerd", "w").close()
     told("runnerd-back")
     back = poll(m, tid, lambda t: "runnerd is back" in t["statusMessage"],
                 30)
     check(back["status"] == "working" and approval_of(back) == aid,
           "waiting again %r" % back)
+    r = poll(m, dropped, lambda t: t["status"] != "working", 30)
+    check(r["status"] == "cancelled" and "not withdrawn" in
+          r["statusMessage"], "cancelled while runnerd was away %r" % r)
+    check(approval_state(dropped_aid) == "pending",
+          "the cancelled task's approval is %s" %
+          approval_state(dropped_aid))
     approvalctl("approve", aid)
     applied(m, tid)
     check(m.close() == 0, "exit status")

@@ -70,7 +70,8 @@ restart_head()
 {
 	atf_set "descr" "a 2026-07-28 task waiting on its approval outlives" \
 	    "a kill -9 and restart of runnerd: mcpd waits again on the new" \
-	    "connection and the task is applied after approvalctl approve"
+	    "connection and the task is applied after approvalctl approve;" \
+	    "one cancelled meanwhile is cancelled, its approval left pending"
 	atf_set "require.user" "root"
 	atf_set "require.progs" "runsc terraform python3"
 	atf_set "timeout" "300"
