@@ -52,10 +52,12 @@ static const struct {
 	{ "tools/call",		tools_call,	ERA_LEGACY | ERA_MODERN },
 	/* 2026-07-28 dropped it for _meta's logLevel (logging.c). */
 	{ "logging/setLevel",	logging_set_level, ERA_LEGACY },
-	{ "tasks/get",		tasks_get,	ERA_LEGACY },
+	/* The extension has no tasks/result or tasks/list (tasks.c). */
+	{ "tasks/get",		tasks_get,	ERA_LEGACY | ERA_MODERN },
 	{ "tasks/result",	tasks_payload,	ERA_LEGACY },
-	{ "tasks/cancel",	tasks_cancel,	ERA_LEGACY },
+	{ "tasks/cancel",	tasks_cancel,	ERA_LEGACY | ERA_MODERN },
 	{ "tasks/list",		tasks_list,	ERA_LEGACY },
+	{ "tasks/update",	tasks_update,	ERA_MODERN },
 	{ "resources/list",	resources_list,	ERA_LEGACY | ERA_MODERN },
 	{ "resources/read",	resources_read,	ERA_LEGACY | ERA_MODERN },
 };
@@ -106,11 +108,14 @@ capabilities(int modern)
 			fatalx("capability %s", server_capabilities[i].name);
 		json_object_set_new(caps, server_capabilities[i].name, v);
 	}
-	/* Tasks are 2025-11-25's alone (tasks.c). */
+	/* 2025-11-25's tasks, or the extension that followed (tasks.c). */
 	if (tasks_offered(modern))
 		json_object_set_new(caps, "tasks", json_pack("{s:{}, s:{},"
 		    " s:{s:{s:{}}}}", "list", "cancel", "requests", "tools",
 		    "call"));
+	if (modern)
+		json_object_set_new(caps, "extensions", json_pack("{s:{}}",
+		    EXT_TASKS));
 	return caps;
 }
 
@@ -121,8 +126,10 @@ mcp_reply(const struct mcp_req *req, json_t *result)
 	json_t *meta;
 
 	if (req->modern && result != NULL) {
-		json_object_set_new(result, "resultType",
-		    json_string("complete"));
+		/* A CreateTaskResult says "task" itself (tasks.c). */
+		if (json_object_get(result, "resultType") == NULL)
+			json_object_set_new(result, "resultType",
+			    json_string("complete"));
 		if ((meta = json_object_get(result, "_meta")) == NULL) {
 			meta = json_object();
 			json_object_set_new(result, "_meta", meta);
@@ -214,12 +221,14 @@ n_cancelled(const json_t *params)
 
 /*
  * 1 for a 2026-07-28 request, 0 for a legacy one, -1 when the _meta
- * it carries is unusable (the error is sent).
+ * it carries is unusable (the error is sent).  Extensions are the
+ * request's own: a 2026-07-28 client lists them on every request.
  */
 static int
-request_era(const json_t *id, const json_t *params)
+request_era(struct mcp_req *req, const json_t *params)
 {
-	json_t *meta, *v, *info;
+	json_t *meta, *v, *info, *ext;
+	const json_t *id = req->id;
 	const char *asked;
 
 	meta = json_object_get(params, "_meta");
@@ -238,13 +247,16 @@ request_era(const json_t *id, const json_t *params)
 		return -1;
 	}
 	info = json_object_get(meta, META_INFO);
+	ext = json_object_get(json_object_get(meta, META_CAPS), "extensions");
 	if (!json_is_object(json_object_get(meta, META_CAPS)) ||
-	    (info != NULL && !json_is_object(info))) {
+	    (info != NULL && !json_is_object(info)) ||
+	    (ext != NULL && !json_is_object(ext))) {
 		rpc_error(id, RPC_INVALID_PARAMS, "Invalid params: _meta needs "
-		    "an object " META_CAPS " (and " META_INFO
-		    ", if given, an object)", NULL);
+		    "an object " META_CAPS " (its extensions, and " META_INFO
+		    ", if given, objects)", NULL);
 		return -1;
 	}
+	req->ext_tasks = json_object_get(ext, EXT_TASKS) != NULL;
 	return 1;
 }
 
@@ -271,7 +283,7 @@ serve_request(const char *method, const json_t *id, json_t *params)
 	memset(&req, 0, sizeof(req));
 	req.id = (json_t *)id;
 	req.params = params;
-	if ((req.modern = request_era(id, params)) == -1 ||
+	if ((req.modern = request_era(&req, params)) == -1 ||
 	    logging_request_level(&req) == -1)
 		return;
 	if (req.modern && !(flags & ERA_MODERN)) {

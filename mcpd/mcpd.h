@@ -8,7 +8,8 @@
  *   batch.c	JSON-RPC batches, for sessions on 2025-03-26
  *   logging.c	logging/setLevel, notifications/message of the calls' events
  *   tools.c	tools/list, tools/call and the calls in flight
- *   tasks.c	tasks/get, result, cancel, list: calls run as tasks
+ *   tasks.c	tasks/get, result, cancel, list, update: calls run as
+ *		tasks, 2025-11-25's and the 2026-07-28 extension's
  *   resources.c	resources/list, read: the plans this client made
  *   runner.c	runner.sock, reconnected when runnerd restarts
  */
@@ -26,13 +27,17 @@
 #define MCPD_VERSION		"0.1.0"
 #define MCP_MODERN_VERSION	"2026-07-28"
 
-/* JSON-RPC 2.0 error codes, and the one 2026-07-28 code mcpd sends. */
+/* JSON-RPC 2.0 error codes, and the 2026-07-28 codes mcpd sends. */
 #define RPC_PARSE_ERROR		(-32700)
 #define RPC_INVALID_REQUEST	(-32600)
 #define RPC_METHOD_NOT_FOUND	(-32601)
 #define RPC_INVALID_PARAMS	(-32602)
 #define RPC_INTERNAL_ERROR	(-32603)
+#define MCP_MISSING_CAPABILITY	(-32021)
 #define MCP_UNSUPPORTED_VERSION	(-32022)
+
+/* The 2026-07-28 tasks extension (SEP-2663), as capabilities name it. */
+#define EXT_TASKS		"io.modelcontextprotocol/tasks"
 
 /* Splits stdin into lines of at most max bytes. */
 struct linereader {
@@ -70,6 +75,7 @@ struct mcp_req {
 	json_t		*id;
 	json_t		*params;	/* object or NULL */
 	int		 modern;	/* carried 2026-07-28 _meta */
+	int		 ext_tasks;	/* and listed EXT_TASKS in it */
 	int		 log_level;	/* its own (2026-07-28), or LOGLEVEL_* */
 };
 
@@ -83,6 +89,7 @@ struct mcpd {
 	int			 out_fd;	/* stdout */
 	int			 initialized;	/* legacy handshake done */
 	char			 version[16];	/* negotiated by initialize */
+	char			 client_key[33]; /* runner.c */
 };
 
 extern struct mcpd	 mcpd;
@@ -136,14 +143,17 @@ void	 tasks_start(const struct mcp_req *, const char *, const json_t *,
 	    const json_t *);
 int	 tasks_result(uint64_t, json_t *);
 int	 tasks_failed(uint64_t, const char *);
-void	 tasks_fail_all(const char *);
+void	 tasks_runner_lost(const char *);
+void	 tasks_runner_back(void);
 void	 tasks_cancel_all(void);
 void	 tasks_get(const struct mcp_req *);
 void	 tasks_payload(const struct mcp_req *);
 void	 tasks_cancel(const struct mcp_req *);
+void	 tasks_update(const struct mcp_req *);
 void	 tasks_cancelled(uint64_t, const void *, size_t);
 void	 tasks_list(const struct mcp_req *);
 int	 tasks_offered(int);
+int	 tasks_wanted(const struct mcp_req *);
 size_t	 tasks_unfinished(void);
 
 /* resources.c */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: ISC */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -7,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cjson.h"
 #include "event.h"
 #include "log.h"
 #include "mcpd.h"
@@ -20,7 +23,10 @@
  * its event loop, backing off from RETRY_MIN_MS to RETRY_MAX_MS.  Until
  * runnerd answers PING again, new calls fail at once, so stdio is never
  * held up.  Calls exist only while runnerd is up: no request id,
- * progress token or cancellation outlives a connection.
+ * progress token or cancellation outlives a connection; a task waiting
+ * for its approval waits again on the next (tasks.c).  Every call
+ * carries the client key made here, which runnerd makes this client's
+ * id at approvald of: a new connection is the same client (call.c).
  */
 #define RUNNER_TIMEOUT_MS	5000
 #define RETRY_MIN_MS		100
@@ -66,9 +72,9 @@ runner_lost(const char *why)
 		tools_fail_all("runnerd went away before answering (stopped "
 		    "or restarted): the outcome of this call is unknown; "
 		    "check before calling again");
-		tasks_fail_all("runnerd went away (stopped or restarted) "
-		    "while it ran or waited: the outcome is unknown; check "
-		    "with approvalctl before calling again");
+		tasks_runner_lost("runnerd went away (stopped or "
+		    "restarted) while it ran the call: the outcome is "
+		    "unknown; check with approvalctl before calling again");
 		resources_fail_all();
 	}
 	ev_del(mcpd.runner.fd);
@@ -177,6 +183,7 @@ runner_event(int fd, short revents, void *arg)
 		retry_ms = RETRY_MIN_MS;
 		ev_timer_cancel(timer);
 		timer = 0;
+		tasks_runner_back();
 	}
 	if (r == -1)
 		runner_fatal("garbled frame");
@@ -211,9 +218,15 @@ runner_connect(void)
 	char why[WHY_MAX];
 	int fd;
 
+	unsigned char key[16];
+
 	if (config_socket_path(&mcpd.conf, "runner.sock", path,
 	    sizeof(path)) == -1)
 		fatal("runner.sock");
+	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+		fatal("getrandom");
+	hex_encode(key, sizeof(key), mcpd.client_key);
+	explicit_bzero(key, sizeof(key));
 	if ((fd = sock_connect(path)) == -1)
 		fatal("connect %s (is runnerd running?)", path);
 	channel_init(&mcpd.runner, fd);

@@ -27,9 +27,28 @@
  * cancelled; or too late, the approved call runs, and the task ends
  * with its result.
  *
- * Tasks are this connection's alone, in memory: another connection's
- * task id is as unknown as one never made.  Finished tasks are dropped
- * once their ttl has passed; at most TASKS_MAX are kept.
+ * 2026-07-28 moved tasks out of the core protocol into an extension
+ * (io.modelcontextprotocol/tasks, SEP-2663), whose tasks are these
+ * same tasks with another face: a request that lists the extension in
+ * its _meta clientCapabilities gets a task for every tools/call (the
+ * server decides), as a CreateTaskResult (resultType "task", the Task's
+ * fields inline: ttlMs, pollIntervalMs); tasks/get answers with the
+ * result inline once completed; tasks/update and tasks/cancel are
+ * acknowledged with an empty result.  There is no tasks/result and no
+ * tasks/list.  The extension's input_required asks the client for
+ * input, and an approval is a person's, which no client may give: a
+ * task waiting on one stays working, its statusMessage says for what.
+ * Its failed is for a JSON-RPC error, and every end of a call here is a
+ * CallToolResult: an isError one completes the task.  A request that
+ * does not list the extension and asks for a task anyway (params.task)
+ * or sends tasks/get, update or cancel gets -32021, naming it.
+ *
+ * Tasks are this connection's alone, in memory, and each era sees its
+ * own: another connection's task id, or one of the other era, is as
+ * unknown as one never made.  A task is in the table before the answer
+ * that names it is written, so a tasks/get right after finds it.
+ * Finished tasks are dropped once their ttl has passed; at most
+ * TASKS_MAX are kept.
  */
 #define TASKS_MAX		64
 #define TASKS_PAGE		4		/* tasks/list, per page */
@@ -49,28 +68,53 @@ struct task {
 	int64_t			 ttl;		/* ms */
 	uint64_t		 reqid;		/* runnerd's call, or 0 */
 	int			 awaiting;	/* reqid is a TOOL_AWAIT */
+	int			 resume;	/* the wait, once runnerd is back */
+	int			 modern;	/* the extension's (2026-07-28) */
+	int			 cancelling;	/* runnerd was told to */
 	char			*tool;
 	json_t			*args;
 	char			 approval_id[64];
 	json_t			*result;	/* once terminal */
 	json_t			*waiters;	/* tasks/result ids */
-	json_t			*cancel;	/* a tasks/cancel's id, waiting */
+	json_t			*cancel;	/* a legacy tasks/cancel's id */
 };
 
 static TAILQ_HEAD(, task) tasks = TAILQ_HEAD_INITIALIZER(tasks);
 static size_t		 ntasks;
 
-/*
- * Tasks are 2025-11-25's; 2026-07-28 moved them out of the core
- * protocol into an extension (io.modelcontextprotocol/tasks, SEP-2663,
- * https://github.com/modelcontextprotocol/ext-tasks) that mcpd does not
- * offer, so a modern request's params.task is ignored, as a receiver
- * that declares no task capability must.
- */
+/* The core protocol's tasks, and so params.task, are 2025-11-25's. */
 int
 tasks_offered(int modern)
 {
 	return !modern && strcmp(mcpd.version, "2025-11-25") == 0;
+}
+
+/* -32021: the request needs the extension it did not list. */
+static void
+missing_extension(const json_t *id)
+{
+	rpc_error(id, MCP_MISSING_CAPABILITY, "Missing required client "
+	    "capability: extension " EXT_TASKS, json_pack("{s:{s:{s:{}}}}",
+	    "requiredCapabilities", "extensions", EXT_TASKS));
+}
+
+/*
+ * Whether tools_call runs req as a task: 1 or 0; -1 when it asked for
+ * one without the extension a 2026-07-28 task needs (the error is sent).
+ */
+int
+tasks_wanted(const struct mcp_req *req)
+{
+	const json_t *task = json_object_get(req->params, "task");
+
+	if (!req->modern)
+		return tasks_offered(0) && json_is_object(task);
+	if (req->ext_tasks)
+		return 1;
+	if (task == NULL)
+		return 0;
+	missing_extension(req->id);
+	return -1;
 }
 
 static int64_t
@@ -117,7 +161,7 @@ tasks_unfinished(void)
 	return n;
 }
 
-/* The Task object of the schema. */
+/* The Task object of the task's era. */
 static json_t *
 task_json(const struct task *t)
 {
@@ -125,8 +169,9 @@ task_json(const struct task *t)
 
 	j = json_pack("{s:s, s:s, s:o, s:o, s:I, s:i}", "taskId", t->id,
 	    "status", t->status, "createdAt", iso_time(t->created),
-	    "lastUpdatedAt", iso_time(t->updated), "ttl", (json_int_t)t->ttl,
-	    "pollInterval", TASK_POLL_MS);
+	    "lastUpdatedAt", iso_time(t->updated), t->modern ? "ttlMs" : "ttl",
+	    (json_int_t)t->ttl, t->modern ? "pollIntervalMs" : "pollInterval",
+	    TASK_POLL_MS);
 	if (j != NULL && t->message[0] != '\0')
 		json_object_set_new(j, "statusMessage",
 		    json_string(t->message));
@@ -159,13 +204,13 @@ tasks_sweep(void)
 }
 
 static struct task *
-task_by_id(const char *id)
+task_by_id(const char *id, int modern)
 {
 	struct task *t;
 
 	tasks_sweep();
 	TAILQ_FOREACH(t, &tasks, entry)
-		if (strcmp(t->id, id) == 0)
+		if (strcmp(t->id, id) == 0 && t->modern == modern)
 			return t;
 	return NULL;
 }
@@ -185,7 +230,11 @@ static void
 set_status(struct task *t, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A new status, told to the client (notifications/tasks/status). */
+/*
+ * A new status, told to a legacy client (notifications/tasks/status);
+ * the extension's notifications/tasks need a subscriptions/listen,
+ * which mcpd does not serve.
+ */
 static void
 set_status(struct task *t, const char *status, const char *fmt, ...)
 {
@@ -197,7 +246,8 @@ set_status(struct task *t, const char *status, const char *fmt, ...)
 	va_end(ap);
 	t->updated = now_ms();
 	log_info("%s: %s: %s", t->id, status, t->message);
-	rpc_notify("notifications/tasks/status", task_json(t));
+	if (!t->modern)
+		rpc_notify("notifications/tasks/status", task_json(t));
 }
 
 /* The result tasks/result returns, with the task it belongs to. */
@@ -235,6 +285,9 @@ finish(struct task *t, json_t *res, const char *status, const char *message)
 
 	t->reqid = 0;
 	t->result = res;
+	t->cancelling = 0;
+	if (t->modern && strcmp(status, "failed") == 0)
+		status = "completed";
 	set_status(t, status, "%s", message);
 	json_array_foreach(t->waiters, i, id)
 		rpc_result(id, result_of(t));
@@ -255,6 +308,17 @@ failure(const char *text)
 	    "status", "failed", "reason", text);
 }
 
+/* The task waits for its approval, as the status message says. */
+static void
+set_waiting(struct task *t, const char *why)
+{
+	set_status(t, t->modern ? "working" : "input_required", "%s"
+	    "waiting for a person to approve or deny %s out of band "
+	    "(approvalctl show %s); %s once they have", why, t->approval_id,
+	    t->approval_id, t->modern ? "tasks/get holds the result" :
+	    "tasks/result returns");
+}
+
 /* The task's call, or after an approval its wait, goes to runnerd. */
 static int
 send_call(struct task *t, uint32_t type)
@@ -263,8 +327,9 @@ send_call(struct task *t, uint32_t type)
 
 	t->reqid = reqid_new();
 	t->awaiting = type == MSG_TOOL_AWAIT;
-	msg = json_pack("{s:s, s:O, s:b}", "tool", t->tool, "arguments",
-	    t->args, "progress", 0);
+	t->resume = 0;
+	msg = json_pack("{s:s, s:O, s:b, s:s}", "tool", t->tool, "arguments",
+	    t->args, "progress", 0, "client_key", mcpd.client_key);
 	if (msg != NULL && t->awaiting)
 		json_object_set_new(msg, "approval_id",
 		    json_string(t->approval_id));
@@ -305,6 +370,7 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 	snprintf(t->id, sizeof(t->id), "task-%016" PRIx64 "%016" PRIx64,
 	    reqid_new(), reqid_new());
 	t->args = json_deep_copy(args);
+	t->modern = req->modern;
 	t->created = t->updated = now_ms();
 	t->ttl = ttl == NULL ? TASK_TTL_DEFAULT :
 	    json_integer_value(ttl) > TASK_TTL_MAX ? TASK_TTL_MAX :
@@ -322,7 +388,13 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 	}
 	reqid_format(t->reqid, rid);
 	log_info("%s: %s as %s", t->id, tool, rid);
-	mcp_reply(req, json_pack("{s:o}", "task", task_json(t)));
+	if (t->modern) {
+		json_t *created = task_json(t);
+
+		json_object_set_new(created, "resultType", json_string("task"));
+		mcp_reply(req, created);
+	} else
+		mcp_reply(req, json_pack("{s:o}", "task", task_json(t)));
 }
 
 /*
@@ -351,9 +423,7 @@ tasks_result(uint64_t reqid, json_t *res)
 			json_decref(res);
 			return 1;
 		}
-		set_status(t, "input_required", "waiting for a person to "
-		    "approve or deny %s out of band (approvalctl show %s); "
-		    "tasks/result returns once they have", aid, aid);
+		set_waiting(t, "");
 		json_decref(res);
 		return 1;
 	}
@@ -378,15 +448,62 @@ tasks_failed(uint64_t reqid, const char *why)
 	return 1;
 }
 
-/* runnerd went away: what it was doing or waiting for is lost. */
+/* runnerd stops the call or the wait; a task kept for it, once back. */
+static int
+cancel_call(struct task *t)
+{
+	if (t->resume)
+		return 0;
+	return runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
+	    "answer", 1));
+}
+
+/*
+ * runnerd went away.  What it ran has an unknown outcome, and fails.
+ * A wait for an approval is kept: the approval lives in approvald,
+ * and the task waits for it again once runnerd is back.
+ */
 void
-tasks_fail_all(const char *why)
+tasks_runner_lost(const char *why)
 {
 	struct task *t;
 
-	TAILQ_FOREACH(t, &tasks, entry)
-		if (!terminal(t))
+	TAILQ_FOREACH(t, &tasks, entry) {
+		if (terminal(t))
+			continue;
+		if (!t->awaiting) {
 			finish(t, failure(why), "failed", why);
+			continue;
+		}
+		t->reqid = 0;
+		t->resume = 1;
+		set_waiting(t, "runnerd went away (stopped or restarted); "
+		    "once it is back, still ");
+	}
+}
+
+/*
+ * runnerd is back: each kept task waits for its approval again (a
+ * wait runnerd adopts, runnerd/await.c), and a cancel asked for
+ * meanwhile follows it.
+ */
+void
+tasks_runner_back(void)
+{
+	struct task *t;
+
+	TAILQ_FOREACH(t, &tasks, entry) {
+		if (!t->resume)
+			continue;
+		if (send_call(t, MSG_TOOL_AWAIT) == -1) {
+			finish(t, failure("cannot wait for the approval"),
+			    "failed", "cannot wait for the approval");
+			continue;
+		}
+		set_waiting(t, "runnerd is back: ");
+		if (t->cancelling && cancel_call(t) == -1)
+			log_warnx("%s: cancel not sent", t->id);
+	}
 }
 
 /* The client is gone: its waits end, and their approvals are withdrawn. */
@@ -406,19 +523,26 @@ tasks_cancel_all(void)
 static int
 tasks_refused(const struct mcp_req *req)
 {
-	if (tasks_offered(req->modern))
+	if (req->modern || tasks_offered(0))
 		return 0;
 	rpc_error(req->id, RPC_METHOD_NOT_FOUND, "Method not found", NULL);
 	return 1;
 }
 
-/* The task params.taskId names, or NULL after the error reply. */
+/*
+ * The task params.taskId names, or NULL after the error reply.  The
+ * table is this connection's, so finding it is the authorization.
+ */
 static struct task *
 task_param(const struct mcp_req *req)
 {
 	const char *id;
 	struct task *t;
 
+	if (req->modern && !req->ext_tasks) {
+		missing_extension(req->id);
+		return NULL;
+	}
 	if (tasks_refused(req))
 		return NULL;
 	id = json_string_value(json_object_get(req->params, "taskId"));
@@ -427,20 +551,26 @@ task_param(const struct mcp_req *req)
 		    "Invalid params: taskId must be a string", NULL);
 		return NULL;
 	}
-	if ((t = task_by_id(id)) == NULL)
+	if ((t = task_by_id(id, req->modern)) == NULL)
 		rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: no "
 		    "such task on this connection", json_pack("{s:s}",
 		    "taskId", id));
 	return t;
 }
 
+/* The extension's tasks/get carries a completed task's result inline. */
 void
 tasks_get(const struct mcp_req *req)
 {
 	struct task *t;
+	json_t *j;
 
-	if ((t = task_param(req)) != NULL)
-		rpc_result(req->id, task_json(t));
+	if ((t = task_param(req)) == NULL)
+		return;
+	j = task_json(t);
+	if (t->modern && strcmp(t->status, "completed") == 0)
+		json_object_set_new(j, "result", json_deep_copy(t->result));
+	mcp_reply(req, j);
 }
 
 /* Blocks, as the spec says, until the task is terminal. */
@@ -469,21 +599,53 @@ tasks_cancel(const struct mcp_req *req)
 
 	if ((t = task_param(req)) == NULL)
 		return;
+	if (t->modern) {
+		/*
+		 * The extension's cancel is acknowledged at once, and what
+		 * it did shows in the task later, as it would here.
+		 */
+		if (!terminal(t) && !t->cancelling && cancel_call(t) == 0)
+			t->cancelling = 1;
+		mcp_reply(req, json_object());
+		return;
+	}
 	if (terminal(t)) {
 		cancel_refused(req->id, t, "the task is already finished");
 		return;
 	}
-	if (t->cancel != NULL) {
+	if (t->cancelling) {
 		cancel_refused(req->id, t, "the task is already being "
 		    "cancelled");
 		return;
 	}
-	if (runner_send_json(MSG_TOOL_CANCEL, t->reqid, json_pack("{s:b}",
-	    "answer", 1)) == -1) {
+	if (cancel_call(t) == -1) {
 		cancel_refused(req->id, t, "runnerd cannot be told");
 		return;
 	}
+	t->cancelling = 1;
 	t->cancel = json_incref(req->id);
+}
+
+/*
+ * The extension's tasks/update answers a task's inputRequests.  mcpd
+ * never asks the client for input (an approval is a person's, out of
+ * band), so no key is outstanding and every response is ignored, as
+ * the extension says; the update is acknowledged.
+ */
+void
+tasks_update(const struct mcp_req *req)
+{
+	struct task *t;
+
+	if ((t = task_param(req)) == NULL)
+		return;
+	if (!json_is_object(json_object_get(req->params, "inputResponses"))) {
+		rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: "
+		    "inputResponses must be an object", NULL);
+		return;
+	}
+	log_debug("%s: tasks/update: no input was asked for, ignored", t->id);
+	mcp_reply(req, json_object());
 }
 
 /* runnerd's answer to a task's cancel (MSG_TOOL_CANCELLED). */
@@ -495,7 +657,7 @@ tasks_cancelled(uint64_t reqid, const void *data, size_t len)
 	json_t *j, *id;
 	char text[512];
 
-	if ((t = task_by_reqid(reqid)) == NULL || t->cancel == NULL) {
+	if ((t = task_by_reqid(reqid)) == NULL || !t->cancelling) {
 		log_debug("cancel answer for no task being cancelled");
 		return;
 	}
@@ -504,22 +666,35 @@ tasks_cancelled(uint64_t reqid, const void *data, size_t len)
 	reason = json_string_value(json_object_get(j, "reason"));
 	if (reason == NULL)
 		reason = "runnerd gave no reason";
+	/* The extension's cancel was acknowledged already (id NULL). */
 	id = t->cancel;
 	t->cancel = NULL;
+	t->cancelling = 0;
 	if (outcome != NULL && strcmp(outcome, "running") == 0) {
 		/* It runs on: its result ends the task, as for any call. */
 		snprintf(text, sizeof(text), "not cancelled: %s", reason);
 		set_status(t, "working", "%s", text);
-		cancel_refused(id, t, text);
+		if (id != NULL)
+			cancel_refused(id, t, text);
 	} else {
 		snprintf(text, sizeof(text), "cancelled by the client; %s",
 		    outcome != NULL && strcmp(outcome, "withdrawn") == 0 ?
 		    "the approval request was withdrawn" : reason);
 		finish(t, failure(text), "cancelled", text);
-		rpc_result(id, task_json(t));
+		if (id != NULL)
+			rpc_result(id, task_json(t));
 	}
 	json_decref(id);
 	json_decref(j);
+}
+
+/* t, or the first legacy task after it: the extension has no list. */
+static struct task *
+legacy_from(struct task *t)
+{
+	while (t != NULL && t->modern)
+		t = TAILQ_NEXT(t, entry);
+	return t;
 }
 
 /* This connection's tasks, oldest first; the cursor is the last id sent. */
@@ -536,7 +711,7 @@ tasks_list(const struct mcp_req *req)
 	t = TAILQ_FIRST(&tasks);
 	if ((cursor = json_object_get(req->params, "cursor")) != NULL) {
 		if (!json_is_string(cursor) ||
-		    (t = task_by_id(json_string_value(cursor))) == NULL) {
+		    (t = task_by_id(json_string_value(cursor), 0)) == NULL) {
 			rpc_error(req->id, RPC_INVALID_PARAMS,
 			    "Invalid params: unknown cursor", NULL);
 			return;
@@ -545,7 +720,8 @@ tasks_list(const struct mcp_req *req)
 	}
 	if ((list = json_array()) == NULL)
 		fatal("tasks/list");
-	for (; t != NULL && n < TASKS_PAGE; t = TAILQ_NEXT(t, entry), n++) {
+	for (t = legacy_from(t); t != NULL && n < TASKS_PAGE;
+	    t = legacy_from(TAILQ_NEXT(t, entry)), n++) {
 		json_array_append_new(list, task_json(t));
 		last = t;
 	}

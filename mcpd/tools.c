@@ -173,9 +173,9 @@ static int
 forward(struct call *c, const char *tool, const json_t *args)
 {
 	return runner_send_json(MSG_TOOL_CALL, c->reqid, json_pack(
-	    "{s:s, s:O, s:b, s:b}", "tool", tool, "arguments", args,
+	    "{s:s, s:O, s:b, s:b, s:s}", "tool", tool, "arguments", args,
 	    "progress", c->token != NULL, "log",
-	    logging_wanted(c->log_level)));
+	    logging_wanted(c->log_level), "client_key", mcpd.client_key));
 }
 
 void
@@ -185,7 +185,7 @@ tools_call(const struct mcp_req *req)
 	json_t *args, *token;
 	struct call *c;
 	char why[512];
-	int t;
+	int t, as_task;
 
 	name = json_string_value(json_object_get(req->params, "name"));
 	if (name == NULL) {
@@ -204,6 +204,8 @@ tools_call(const struct mcp_req *req)
 		    "progressToken must be a string or an integer", NULL);
 		return;
 	}
+	if ((as_task = tasks_wanted(req)) == -1)
+		return;
 	if (call_by_id(req->id) != NULL) {
 		rpc_error(req->id, RPC_INVALID_REQUEST,
 		    "Invalid Request: id already in use by a call in flight",
@@ -237,10 +239,10 @@ tools_call(const struct mcp_req *req)
 		json_decref(args);
 		return;
 	}
-	if (tasks_offered(req->modern) &&
-	    json_is_object(json_object_get(req->params, "task"))) {
-		tasks_start(req, name, args, json_object_get(req->params,
-		    "task"));
+	/* The extension's client asks for no task, nor a ttl. */
+	if (as_task) {
+		tasks_start(req, name, args, req->modern ? NULL :
+		    json_object_get(req->params, "task"));
 		json_decref(args);
 		return;
 	}

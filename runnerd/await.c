@@ -15,6 +15,14 @@
  * answers with the reason; a TOOL_CANCEL withdraws the approval at
  * approvald, which records that.  A connection waits only for an
  * approval its own calls asked for, as it may withdraw it.
+ *
+ * A restart of runnerd forgets the waits and who asked for what, and
+ * mcpd, which keeps its tasks, waits again on its new connection for
+ * the approvals they waited for.  Such a wait is adopted: it carries
+ * mcpd's client_key, so the call it starts spends the approval only if
+ * this client asked for it (approvald checks that, call.c), and, as
+ * runnerd cannot tell whose approval it is, its cancel withdraws
+ * nothing: the wait ends and the approval stays for an operator.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +47,7 @@ struct await {
 	int			 gone;		/* cancelled, or mcpd left */
 	int			 withdraw;	/* cancelled: tell approvald */
 	int			 answer;	/* and then mcpd what it did */
+	int			 adopted;	/* after a restart: see above */
 };
 
 static TAILQ_HEAD(, await) awaits = TAILQ_HEAD_INITIALIZER(awaits);
@@ -109,10 +118,14 @@ settled(struct await *w, const char *state, const char *reason)
 	json_t *res;
 	char *text;
 
+	/* An adopted wait's call may have spent it before the restart. */
 	if (asprintf(&text, "Not run: approval %s %s%s%s.", w->approval_id,
 	    strcmp(state, "denied") == 0 ? "was denied" : strcmp(state,
 	    "expired") == 0 ? "expired" : strcmp(state, "spent") == 0 ?
-	    "was already spent by another call" : "is unknown to approvald",
+	    (w->adopted ? "was spent before runnerd restarted, by this "
+	    "call or another: the outcome is unknown; check with approvalctl "
+	    "show" : "was already spent by another call") :
+	    "is unknown to approvald",
 	    reason != NULL ? ": " : "", reason != NULL ? reason : "") == -1)
 		fatal("await");
 	log_info("%016llx: %s", (unsigned long long)w->id, text);
@@ -284,12 +297,13 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 	tool = json_string_value(json_object_get(j, "tool"));
 	aid = json_string_value(json_object_get(j, "approval_id"));
 	args = json_object_get(j, "arguments");
-	if (tool == NULL || aid == NULL || !json_is_object(args)) {
+	if (tool == NULL || aid == NULL || !json_is_object(args) ||
+	    !call_client_key(j)) {
 		conn_error(c, id, ERR_BADMSG, "bad TOOL_AWAIT: needs tool, "
 		    "arguments and approval_id");
 		return;
 	}
-	if (!offered(c->id, aid)) {
+	if (!offered(c->id, aid) && json_object_get(j, "client_key") == NULL) {
 		conn_error(c, id, ERR_DENIED, "approval %.40s was not asked for "
 		    "by a call of this connection", aid);
 		return;
@@ -316,13 +330,15 @@ await_start(struct conn *c, uint64_t id, json_t *j)
 	    (args = json_deep_copy(args)) == NULL)
 		fatal("await");
 	json_object_set_new(args, "approval_id", json_string(aid));
-	w->call = json_pack("{s:s, s:o, s:b}", "tool", tool, "arguments",
-	    args, "progress", 0);
+	w->call = json_pack("{s:s, s:o, s:b, s:O*}", "tool", tool,
+	    "arguments", args, "progress", 0, "client_key",
+	    json_object_get(j, "client_key"));
 	w->id = id;
 	w->conn = c->id;
+	w->adopted = !offered(c->id, aid);
 	TAILQ_INSERT_TAIL(&awaits, w, entry);
-	log_info("%016llx: %s waits for %s", (unsigned long long)id, tool,
-	    aid);
+	log_info("%016llx: %s waits for %s%s", (unsigned long long)id, tool,
+	    aid, w->adopted ? ", adopted after a restart" : "");
 	ask(w);
 }
 
@@ -338,6 +354,17 @@ await_cancel(struct conn *c, uint64_t id, int answer)
 
 	if ((w = await_find(c->id, id)) == NULL || w->gone)
 		return 0;
+	if (w->adopted) {
+		if (answer)
+			cancel_answer(c->id, id, "stopped", "the wait ended; "
+			    "the approval was not withdrawn, as runnerd "
+			    "restarted since it was asked for: it stays until "
+			    "an operator decides or it expires");
+		w->gone = 1;
+		if (!w->asking)
+			await_free(w);
+		return 1;
+	}
 	w->gone = w->withdraw = 1;
 	w->answer = answer;
 	if (!w->asking) {

@@ -560,27 +560,66 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
 }
 
 /*
- * j (taken) with the MCP client of the call, for approvald, which lets
- * only that client spend the approval it asks for: the uid of its
- * runner.sock connection and an id of the connection that no other
- * connection of this run of runnerd, or of another run, has.
+ * The MCP client of the call, for approvald, which lets only that
+ * client spend the approval it asks for: the uid of its runner.sock
+ * connection (SO_PEERCRED) and an id.  mcpd sends a key of its own
+ * with each call ("client_key", 128 random bits), which outlives a
+ * restart of runnerd, so a task's wait resumed on a new connection
+ * (await.c) can spend the approval its client asked for before; the
+ * id is a digest of it, so approvald and the operators never hold the
+ * key.  A peer that sends none gets an id of the connection that no
+ * other connection of this run of runnerd, or of another run, has.
  */
-static json_t *
-with_client(const struct call *k, json_t *j)
+#define CLIENT_KEY_HEX	32
+
+/* 1 when the call carries no client_key or a well-formed one. */
+int
+call_client_key(const json_t *call)
+{
+	const json_t *v = json_object_get(call, "client_key");
+	const char *key = json_string_value(v);
+	size_t i;
+
+	if (v == NULL)
+		return 1;
+	if (key == NULL || strlen(key) != CLIENT_KEY_HEX)
+		return 0;
+	for (i = 0; i < CLIENT_KEY_HEX; i++)
+		if (!((key[i] >= '0' && key[i] <= '9') ||
+		    (key[i] >= 'a' && key[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static void
+client_id(const struct conn *c, const json_t *call, char *id, size_t len)
 {
 	static char run[17];
+	char digest[SHA256_HEX_LEN + 1];
+	const char *key;
 	unsigned char r[8];
-	char id[32];
 
+	if ((key = json_string_value(json_object_get(call,
+	    "client_key"))) != NULL) {
+		sha256_hex(key, strlen(key), digest);
+		snprintf(id, len, "key-%.32s", digest);
+		return;
+	}
 	if (run[0] == '\0') {
 		if (getrandom(r, sizeof(r), 0) != sizeof(r))
 			fatal("getrandom");
 		hex_encode(r, sizeof(r), run);
 	}
-	snprintf(id, sizeof(id), "%s.%u", run, (unsigned)k->conn);
+	snprintf(id, len, "%s.%u", run, (unsigned)c->id);
+}
+
+/* j (taken) with the call's client. */
+static json_t *
+with_client(const struct call *k, json_t *j)
+{
 	if (j != NULL)
 		json_object_set_new(j, "client", json_pack("{s:I, s:s}", "uid",
-		    (json_int_t)k->uid, "id", id));
+		    (json_int_t)k->uid, "id", k->client));
 	return j;
 }
 
@@ -988,7 +1027,7 @@ call_start(struct conn *c, uint64_t reqid, json_t *call)
 	const char *tool;
 
 	if ((tool = json_string_value(json_object_get(call, "tool"))) ==
-	    NULL) {
+	    NULL || !call_client_key(call)) {
 		conn_error(c, reqid, ERR_BADMSG, "bad TOOL_CALL");
 		return;
 	}
@@ -1005,6 +1044,7 @@ call_start(struct conn *c, uint64_t reqid, json_t *call)
 	k->id = reqid;
 	k->conn = c->id;
 	k->uid = c->cred.uid;
+	client_id(c, call, k->client, sizeof(k->client));
 	k->args = args != NULL ? json_deep_copy(args) : json_object();
 	k->progress = json_is_true(json_object_get(call, "progress"));
 	k->log = json_is_true(json_object_get(call, "log"));

@@ -87,6 +87,7 @@ struct call {
 	enum call_state		 state;
 	uint32_t		 conn;		/* 0 once mcpd has gone */
 	uid_t			 uid;		/* mcpd's, SO_PEERCRED */
+	char			 client[40];	/* for approvald (call.c) */
 	char			*tool;
 	const struct runner_tool *rt;		/* once tool.request is recorded */
 	char			*lease;		/* NULL: nothing to revoke */
@@ -119,6 +120,7 @@ struct call {
 /* call.c */
 struct call *call_find(uint64_t);
 void	call_start(struct conn *, uint64_t, json_t *);
+int	call_client_key(const json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_finish(struct call *, json_t *, json_t *);

@@ -9,6 +9,7 @@ everything held; what went wrong is printed on stderr.
 """
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -847,6 +848,126 @@ def s_tasks_older(m):
         check(error_code(r) == -32601, "%s %r" % (method, r))
 
 
+EXT = "io.modelcontextprotocol/tasks"
+META_EXT = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities":
+            {"extensions": {EXT: {}}}}
+
+
+def ext_call(m, method, params, meta=META_EXT, timeout=5.0):
+    return m.call(method, dict(params, _meta=meta), timeout)
+
+
+def ext_poll(m, tid, timeout=10.0):
+    """tasks/get until the task is terminal: its last answer."""
+    deadline = time.time() + timeout
+    while True:
+        r = ext_call(m, "tasks/get", {"taskId": tid})["result"]
+        check(r["resultType"] == "complete" and r["taskId"] == tid,
+              "tasks/get %r" % r)
+        if r["status"] in ("completed", "failed", "cancelled"):
+            return r
+        check(r["status"] == "working" and time.time() < deadline,
+              "task still %r" % r)
+        time.sleep(0.1)
+
+
+def missing_capability(r):
+    return error_code(r) == -32021 and r["error"]["data"] == {
+        "requiredCapabilities": {"extensions": {EXT: {}}}}
+
+
+def s_ext_tasks(binary, conf):
+    """The 2026-07-28 tasks extension: a task for each call that lists
+    it, polled to its result; -32021 without it; ids of this connection
+    and era only."""
+    m = Mcpd(binary, conf)
+    r = ext_call(m, "server/discover", {})["result"]
+    check(r["capabilities"]["extensions"] == {EXT: {}} and
+          "tasks" not in r["capabilities"], "discover %r" % r)
+    r = ext_call(m, "tools/call", {"name": "k8s_get_pod_status",
+                                   "arguments": {"namespace": "web"}})
+    t = r["result"]
+    check(t["resultType"] == "task" and t["status"] == "working" and
+          t["ttlMs"] > 0 and t["pollIntervalMs"] > 0 and
+          re.fullmatch("task-[0-9a-f]{32}", t["taskId"]) and
+          "createdAt" in t and "lastUpdatedAt" in t and "task" not in t and
+          "ttl" not in t, "CreateTaskResult %r" % r)
+    tid = t["taskId"]
+    r = ext_poll(m, tid)
+    check(r["status"] == "completed" and r["result"]["isError"] is False and
+          r["result"]["structuredContent"]["namespace"] == "web",
+          "completed %r" % r)
+    check(not any(n.get("method", "").startswith("notifications/tasks")
+                  for n in m.pending), "task notifications %r" % m.pending)
+    # A tool error is a result: the task completes with it.
+    tid2 = ext_call(m, "tools/call", {"name": "run_shell", "arguments":
+                                      {"command": "fail"}})["result"]["taskId"]
+    check(tid2 != tid, "the same id twice")
+    r = ext_poll(m, tid2)
+    check(r["status"] == "completed" and r["result"]["isError"] is True,
+          "an isError result %r" % r)
+    # tasks/update: nothing was asked for, so any answer is ignored.
+    r = ext_call(m, "tasks/update", {"taskId": tid2, "inputResponses":
+                                     {"x": {"action": "accept"}}})
+    check(r["result"]["resultType"] == "complete" and
+          set(r["result"]) == {"resultType", "_meta"}, "update %r" % r)
+    r = ext_call(m, "tasks/update", {"taskId": tid2})
+    check(error_code(r) == -32602, "update without inputResponses %r" % r)
+    # Cancelled while it runs: acknowledged at once, then cancelled.
+    tid3 = ext_call(m, "tools/call", {"name": "run_shell", "arguments":
+                                      {"command": "sleep 3"}})["result"][
+                                          "taskId"]
+    r = ext_call(m, "tasks/cancel", {"taskId": tid3})
+    check(set(r["result"]) == {"resultType", "_meta"}, "cancel %r" % r)
+    check(ext_poll(m, tid3)["status"] == "cancelled", "not cancelled")
+    check(wait_for(lambda: any(f["type"] == "cancel" for f in forwarded())),
+          "runnerd was not told: %r" % forwarded())
+    r = ext_call(m, "tasks/cancel", {"taskId": tid3})
+    check(set(r["result"]) == {"resultType", "_meta"}, "cancel again %r" % r)
+    # Without the extension: asking for a task, or any tasks/ method.
+    before = len(forwarded())
+    r = ext_call(m, "tools/call", {"name": "k8s_get_pod_status", "arguments":
+                                   {"namespace": "web"}, "task": {}}, META)
+    check(missing_capability(r), "a task without the extension %r" % r)
+    check(len(forwarded()) == before, "the refused call was forwarded")
+    for method, params in [("tasks/get", {"taskId": tid}),
+                           ("tasks/cancel", {"taskId": tid}),
+                           ("tasks/update", {"taskId": tid,
+                                             "inputResponses": {}})]:
+        r = ext_call(m, method, params, META)
+        check(missing_capability(r), "%s without it: %r" % (method, r))
+    # Without it and not asking, a call is answered as ever.
+    r = ext_call(m, "tools/call", {"name": "k8s_get_pod_status",
+                                   "arguments": {"namespace": "x"}}, META)
+    check(r["result"]["resultType"] == "complete" and
+          r["result"]["structuredContent"]["namespace"] == "x", "%r" % r)
+    # Guessed ids, bad ids, and what the extension does not have.
+    for bad in ["task-" + os.urandom(16).hex(), tid[:-1] + "0", "", 5]:
+        for method in ["tasks/get", "tasks/cancel"]:
+            r = ext_call(m, method, {"taskId": bad})
+            check(error_code(r) == -32602, "%s %r: %r" % (method, bad, r))
+    for method in ["tasks/result", "tasks/list"]:
+        r = ext_call(m, method, {"taskId": tid})
+        check(error_code(r) == -32601, "%s %r" % (method, r))
+    # A legacy task is not the extension's, nor the other way round.
+    m.initialize()
+    legacy = task_call(m, "k8s_get_pod_status", {"namespace": "default"},
+                       {})["result"]["task"]["taskId"]
+    check(error_code(ext_call(m, "tasks/get", {"taskId": legacy})) ==
+          -32602, "a legacy task seen by the extension")
+    check(error_code(m.call("tasks/get", {"taskId": tid})) == -32602,
+          "the extension's task seen by a legacy request")
+    r = m.call("tasks/list")["result"]["tasks"]
+    check([t["taskId"] for t in r] == [legacy], "tasks/list %r" % r)
+    # Another client: its own mcpd, which knows none of these tasks.
+    other = Mcpd(binary, conf)
+    for t in [tid, tid2, tid3]:
+        r = ext_call(other, "tasks/get", {"taskId": t})
+        check(error_code(r) == -32602, "another client's task: %r" % r)
+    check(other.close() == 0 and m.close() == 0, "exit status")
+
+
 SCENARIOS = {
     "malformed": s_malformed, "modern": s_modern, "calls": s_calls,
     "logging": s_logging, "logging_modern": s_logging_modern,
@@ -861,8 +982,9 @@ SCENARIOS = {
 def main():
     binary, conf, name = sys.argv[1:4]
     try:
-        if name in ("lifecycle", "batch"):
-            {"lifecycle": s_lifecycle, "batch": s_batch}[name](binary, conf)
+        if name in ("lifecycle", "batch", "ext_tasks"):
+            {"lifecycle": s_lifecycle, "batch": s_batch,
+             "ext_tasks": s_ext_tasks}[name](binary, conf)
         else:
             SCENARIOS[name](Mcpd(binary, conf))
     except (Fail, KeyError, TypeError) as e:

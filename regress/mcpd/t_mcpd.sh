@@ -44,7 +44,7 @@ scenario()
 
 for s in malformed lifecycle modern batch logging logging_modern calls \
     cancel timeout inflight eof runner_gone runner_down runner_back tasks \
-    tasks_older; do
+    tasks_older ext_tasks; do
 	eval "
 atf_test_case $s cleanup
 ${s}_head() { atf_set timeout 120; }
@@ -66,6 +66,7 @@ runner_down_body() { scenario runner_down; }
 runner_back_body() { scenario runner_back; }
 tasks_body() { scenario tasks; }
 tasks_older_body() { scenario tasks_older; }
+ext_tasks_body() { scenario ext_tasks; }
 
 timeout_body()
 {
@@ -130,7 +131,7 @@ atf_init_test_cases()
 {
 	for s in malformed lifecycle modern batch logging logging_modern \
 	    calls cancel timeout inflight eof runner_gone runner_down \
-	    runner_back tasks tasks_older; do
+	    runner_back tasks tasks_older ext_tasks; do
 		atf_add_test_case $s
 	done
 	atf_add_test_case real_restart

@@ -12,6 +12,10 @@ and the call's end agrees with the answer.
               "running", and the call's own result follows
   restarted   approvald restarted while a call waits (it forgets the
               wait's subscription): approved after, the call runs
+  adopted     a wait that carries a client key for an approval no call
+              of its connection asked for, as mcpd sends after runnerd
+              restarted: its cancel withdraws nothing, and once approved
+              its call is refused unless its client asked
   racing      cancelled at once after the approval, several times:
               whatever the answer, the end agrees with it: nothing
               started and at most a "cancelled" refusal, or the run
@@ -24,8 +28,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sesscall import Client  # noqa: E402
-from asframe import (MSG_TOOL_AWAIT, MSG_TOOL_CANCEL,  # noqa: E402
-                     MSG_TOOL_CANCELLED, MSG_TOOL_RESULT, type_name)
+from asframe import (MSG_ERROR, MSG_TOOL_AWAIT,  # noqa: E402
+                     MSG_TOOL_CANCEL, MSG_TOOL_CANCELLED, MSG_TOOL_RESULT,
+                     type_name)
 
 sock, audit, bindir, conf = sys.argv[1:5]
 ctl = [os.path.join(bindir, "approvalctl"), "-f", conf]
@@ -157,6 +162,46 @@ def restarted(c):
         fail("after approvald's restart: %r" % got[:1])
 
 
+def adopt(c, aid, command, key):
+    reqid = int.from_bytes(os.urandom(7), "little") | 1
+    c.conn.send(MSG_TOOL_AWAIT, {"tool": "run_shell", "arguments":
+                                 {"command": command}, "approval_id": aid,
+                                 "client_key": key}, reqid)
+    return reqid
+
+
+def adopted(c):
+    command = "echo adopted"
+    r = c.call("run_shell", command=command)
+    aid = r["structuredContent"]["approval_id"]
+    other = Client(sock)
+    adopt(other, aid, command, "not-a-key")
+    got = frames(other, 1)
+    if len(got) != 1 or got[0][0] != MSG_ERROR or \
+            b"bad TOOL_AWAIT" not in got[0][2]:
+        fail("a malformed client_key: %r" % got)
+    key = os.urandom(16).hex()
+    answer, result = cancel(other, adopt(other, aid, command, key), 2)
+    if answer["outcome"] != "stopped" or \
+            "not withdrawn" not in answer["reason"] or result is not None:
+        fail("an adopted wait cancelled: %r, %r" % (answer, result))
+    if state(aid) != "pending":
+        fail("an adopted wait withdrew %s: %s" % (aid, state(aid)))
+    reqid = adopt(other, aid, command, key)
+    time.sleep(0.5)
+    approvalctl("approve", aid)
+    got = [f for f in frames(other, 8) if f[1] == reqid]
+    if len(got) != 1 or got[0][0] != MSG_TOOL_RESULT or \
+            not json.loads(got[0][2])["isError"] or started(reqid):
+        fail("another client's approval, adopted: %r" % got)
+    if state(aid) != "approved":
+        fail("another client spent %s: %s" % (aid, state(aid)))
+    r = c.call("run_shell", command=command, approval_id=aid)
+    if r["isError"] or "adopted" not in r["content"][0]["text"]:
+        fail("the client that asked, after: %r" % r)
+    other.close()
+
+
 def racing(c, rounds):
     seen = set()
     for _ in range(rounds):
@@ -181,6 +226,7 @@ def main():
     withdrawn(c)
     too_late(c)
     restarted(c)
+    adopted(c)
     print("racing: %s" % ", ".join(sorted(racing(c, 6))))
     return 0
 
