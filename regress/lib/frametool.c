@@ -33,6 +33,12 @@
 #include "sock.h"
 
 #define TIMEOUT_MS	10000
+/*
+ * A request's answer may be a whole terraform plan on a loaded machine:
+ * it waits as long as any call may last, and the test's own timeout
+ * bounds it.  A hang is what the tests look for, not a slow answer.
+ */
+#define REPLY_TIMEOUT_MS	600000
 
 static int
 print_reply(const struct msg *m)
@@ -84,7 +90,7 @@ request(struct channel *ch, uint32_t type, const char *payload)
 		return 1;
 	}
 	do {
-		if (channel_recv_sync(ch, &m, TIMEOUT_MS) == -1) {
+		if (channel_recv_sync(ch, &m, REPLY_TIMEOUT_MS) == -1) {
 			printf("dropped\n");
 			return 1;
 		}
