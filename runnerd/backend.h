@@ -46,7 +46,8 @@ typedef void	(*sbx_swept_cb)(json_t *);
  * key the engine chooses.  After session_open comes READY ({"container",
  * "warm", "start_ms"}) or ENDED; each session_call gets one REPLY (the
  * agent's JSON object); ENDED ({"reason"}) comes once the sandbox is
- * gone, after session_close or on its own, and frees the key.  A
+ * gone, after session_close or on its own, and frees the key.  ENDED
+ * with "sessions_off" true says the backend has no sessions at all.  A
  * backend without sessions leaves the session_* members NULL.
  */
 #define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
