@@ -55,7 +55,8 @@ build_job(int cred, int claim)
 	setup();
 	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
 	argv = json_pack("[s, s, s]", "/bin/sh", "-c", "echo hi");
-	job = kube_job(&conf, REQ_ID, argv, cred, claim);
+	job = kube_job(&conf, REQ_ID, argv, (cred ? KUBE_JOB_CRED : 0) |
+	    (claim ? KUBE_JOB_CLAIM : 0));
 	json_decref(argv);
 	ATF_REQUIRE(job != NULL);
 	return job;
@@ -159,6 +160,39 @@ ATF_TC_BODY(no_credential, tc)
 	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 3);
 	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 3);
 	json_decref(job);
+}
+
+/* The policy's egress decides the label; anything but the API server fails. */
+ATF_TC_WITHOUT_HEAD(egress);
+ATF_TC_BODY(egress, tc)
+{
+	json_t *egress, *argv, *job;
+	char why[256] = "";
+
+	setup();
+	ATF_CHECK_EQ(kube_egress(&conf, NULL, why, sizeof(why)), 0);
+	egress = json_array();
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)), 0);
+	json_array_append_new(egress, json_string("kubernetes.default.svc:443"));
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)),
+	    KUBE_JOB_APISERVER);
+	json_array_append_new(egress, json_string("example.com:443"));
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)), -1);
+	ATF_CHECK_MSG(strstr(why, "egress to example.com:443") != NULL, "%s",
+	    why);
+	json_decref(egress);
+
+	argv = json_pack("[s]", "/bin/true");
+	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_APISERVER);
+	expect_str(job, "spec.template.metadata.labels.agent-sandbox/egress",
+	    "apiserver");
+	json_decref(job);
+	job = kube_job(&conf, REQ_ID, argv, 0);
+	ATF_CHECK(at(job, "spec.template.metadata.labels.agent-sandbox/"
+	    "egress") == NULL);
+	ATF_CHECK(at(job, "metadata.labels.agent-sandbox/egress") == NULL);
+	json_decref(job);
+	json_decref(argv);
 }
 
 /*
@@ -322,6 +356,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, controls);
 	ATF_TP_ADD_TC(tp, no_credential);
+	ATF_TP_ADD_TC(tp, egress);
 	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, secret);
