@@ -81,6 +81,31 @@ quantity(long v, const char *unit)
 	return json_string(s);
 }
 
+/*
+ * argv under the gvisor backend's per-process limits (launcher/
+ * bundle.c): prlimit(1) sets them and execs it, so that every process
+ * of the call inherits them.  gVisor applies RLIMIT_NPROC to the tasks
+ * of the sandbox's user in the sandbox alone (a fork past it fails with
+ * EAGAIN), as Kata's own kernel does; under runc it would count every
+ * process of uid 65534 on the node.  Memory is the pod's limit.
+ */
+static json_t *
+limited(const struct as_config *conf, json_t *argv, int flags)
+{
+	char nproc[32], as[40];
+	json_t *cmd;
+
+	snprintf(nproc, sizeof(nproc), "--nproc=%ld", conf->runnerd.pids);
+	snprintf(as, sizeof(as), "--as=%ld", conf->runnerd.address_space);
+	cmd = json_pack("[s, s, s, s]", KUBE_PRLIMIT, "--nofile=1024", nproc,
+	    "--core=0");
+	if (flags & KUBE_JOB_AGENT_CODE)
+		json_array_append_new(cmd, json_string(as));
+	json_array_append_new(cmd, json_string("--"));
+	json_array_extend(cmd, argv);
+	return cmd;
+}
+
 static json_t *
 container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 {
@@ -106,11 +131,11 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 	for (i = 0; sandbox_env[i].name != NULL; i++)
 		json_array_append_new(env, json_pack("{s:s, s:s}", "name",
 		    sandbox_env[i].name, "value", sandbox_env[i].value));
-	c = json_pack("{s:s, s:s, s:O, s:s, s:o, s:o,"
+	c = json_pack("{s:s, s:s, s:o, s:s, s:o, s:o,"
 	    " s:{s:b, s:b, s:b, s:i, s:i, s:{s:[s]}, s:{s:s}},"
 	    " s:{s:{s:o, s:o, s:o}}}",
 	    "name", KUBE_CONTAINER, "image", conf->kubernetes.image,
-	    "command", argv, "workingDir", "/work",
+	    "command", limited(conf, argv, flags), "workingDir", "/work",
 	    "env", env,
 	    "volumeMounts", mounts,
 	    "securityContext", "allowPrivilegeEscalation", 0,

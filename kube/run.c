@@ -197,9 +197,11 @@ run_collect(struct kcall *c, json_t *r)
 	    sizeof(why))) == NULL)
 		log_warnx("%s: log: %s", c->name, why);
 	else {
+		/* A pod's log is both streams, in the order written. */
 		(void)output_set(r, "stdout", log, len > max ? max : len);
 		json_object_set_new(r, "stdout_truncated", json_boolean(len >
 		    max));
+		json_object_set_new(r, "stderr_in_stdout", json_true());
 		free(log);
 	}
 	json_decref(pod);
@@ -276,6 +278,8 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		return run_failed("no Job was made", why);
 	if (claim)
 		flags |= KUBE_JOB_CLAIM;
+	if (json_is_true(json_object_get(req, "agent_code")))
+		flags |= KUBE_JOB_AGENT_CODE;
 	if (credfd != -1) {
 		if ((cred = malloc(CRED_MAX)) == NULL ||
 		    credential_read(credfd, cred, CRED_MAX, &credlen) == -1) {

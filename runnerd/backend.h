@@ -29,7 +29,8 @@ struct sbx_request {
  * The result, a JSON object: "status" (exited, deadline, memory_limit,
  * output_limit, killed, failed), "exit_code", "signal", "stdout",
  * "stderr", "stdout_truncated", "stderr_truncated", "duration_ms",
- * "files" and, when status is failed, "error".
+ * "files" and, when status is failed, "error"; "stderr_in_stdout" true
+ * when stdout holds both streams (a pod's log).
  */
 typedef void	(*sbx_done_cb)(uint64_t, json_t *);
 /*

@@ -122,7 +122,14 @@ ATF_TC_BODY(controls, tc)
 	expect_str(job, POD "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
 	expect_str(job, CTR "image", "runner:test");
-	expect_str(job, CTR "command.2", "echo hi");
+	/* The gvisor backend's per-process limits, then the command. */
+	expect_str(job, CTR "command.0", "/usr/bin/prlimit");
+	expect_str(job, CTR "command.1", "--nofile=1024");
+	expect_str(job, CTR "command.2", "--nproc=64");
+	expect_str(job, CTR "command.3", "--core=0");
+	expect_str(job, CTR "command.4", "--");
+	expect_str(job, CTR "command.7", "echo hi");
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 8);
 	expect_bool(job, CTR "securityContext.allowPrivilegeEscalation", 0);
 	expect_bool(job, CTR "securityContext.readOnlyRootFilesystem", 1);
 	expect_bool(job, CTR "securityContext.runAsNonRoot", 1);
@@ -160,6 +167,22 @@ ATF_TC_BODY(no_credential, tc)
 	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 3);
 	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 3);
 	json_decref(job);
+}
+
+/* The agent's code gets the address-space cap too, as on gvisor. */
+ATF_TC_WITHOUT_HEAD(agent_code);
+ATF_TC_BODY(agent_code, tc)
+{
+	json_t *argv, *job;
+
+	setup();
+	argv = json_pack("[s]", "/bin/true");
+	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_AGENT_CODE);
+	expect_str(job, CTR "command.4", "--as=2147483648");
+	expect_str(job, CTR "command.5", "--");
+	expect_str(job, CTR "command.6", "/bin/true");
+	json_decref(job);
+	json_decref(argv);
 }
 
 /* The policy's egress decides the label; anything but the API server fails. */
@@ -357,6 +380,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, controls);
 	ATF_TP_ADD_TC(tp, no_credential);
 	ATF_TP_ADD_TC(tp, egress);
+	ATF_TP_ADD_TC(tp, agent_code);
 	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, secret);
