@@ -394,6 +394,7 @@ static const struct yfield kube_fields[] = {
 	{ "ttl_after_finished", NUM(YF_SECONDS, struct kube_conf, ttl_after_finished, 0, 7 * 86400) },
 	{ "pvc", STR(struct kube_conf, pvc) },
 	{ "pvc_path", STR(struct kube_conf, pvc_path) },
+	{ "apiserver", STR(struct kube_conf, apiserver) },
 	{ "session_pool", STR(struct kube_conf, session_pool) },
 	{ "session_agent", STR(struct kube_conf, session_agent) },
 	{ "session_start", NUM(YF_SECONDS, struct kube_conf, session_start, 1, 3600) },
@@ -487,6 +488,8 @@ config_defaults(struct as_config *c)
 	strlcpy(c->kubernetes.image, "agent-sandbox/runner:latest",
 	    sizeof(c->kubernetes.image));
 	c->kubernetes.ttl_after_finished = 300;
+	strlcpy(c->kubernetes.apiserver, "kubernetes.default.svc:443",
+	    sizeof(c->kubernetes.apiserver));
 	strlcpy(c->kubernetes.session_pool, "agent-sandbox-session",
 	    sizeof(c->kubernetes.session_pool));
 	strlcpy(c->kubernetes.session_agent,
@@ -728,12 +731,14 @@ config_print(const struct as_config *c)
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"
-	    "  pvc_path: \"%s\"\n  session_pool: \"%s\"\n"
+	    "  pvc_path: \"%s\"\n  apiserver: \"%s\"\n"
+	    "  session_pool: \"%s\"\n"
 	    "  session_agent: \"%s\"\n  session_start: %ld\n",
 	    c->kubernetes.kubeconfig, c->kubernetes.namespace,
 	    c->kubernetes.runtime_class, c->kubernetes.image,
 	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc,
-	    c->kubernetes.pvc_path, c->kubernetes.session_pool,
+	    c->kubernetes.pvc_path, c->kubernetes.apiserver,
+	    c->kubernetes.session_pool,
 	    c->kubernetes.session_agent, c->kubernetes.session_start);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);

@@ -21,15 +21,55 @@ kube_name(uint64_t id, char name[KUBE_NAME_LEN])
 	snprintf(name, KUBE_NAME_LEN, "as-%016llx", (unsigned long long)id);
 }
 
-/* What ties an object to its call, and all of them to this runnerd. */
+/*
+ * What ties an object to its call, and all of them to this runnerd;
+ * flags KUBE_JOB_APISERVER: the label cluster/networkpolicy-apiserver
+ * .yaml.in selects, the one way out of the namespace's default-deny.
+ */
 static json_t *
-labels(uint64_t id)
+labels(uint64_t id, int flags)
 {
 	char rid[REQID_STR_LEN];
+	json_t *l;
 
 	reqid_format(id, rid);
-	return json_pack("{s:s, s:s}", "app.kubernetes.io/managed-by",
+	l = json_pack("{s:s, s:s}", "app.kubernetes.io/managed-by",
 	    KUBE_MANAGED_BY, KUBE_REQID_LABEL, rid);
+	if (flags & KUBE_JOB_APISERVER)
+		json_object_set_new(l, KUBE_EGRESS_LABEL,
+		    json_string("apiserver"));
+	return l;
+}
+
+/*
+ * The Job flags the policy's egress list asks for: KUBE_JOB_APISERVER
+ * when it names the API server as the pods reach it (kubernetes.
+ * apiserver), 0 when it is empty or absent; -1 with why for any other
+ * entry, which cluster/'s NetworkPolicies do not open (they select
+ * addresses, not host names), rather than a Job that cannot connect.
+ */
+int
+kube_egress(const struct as_config *conf, json_t *egress, char *why,
+    size_t whylen)
+{
+	json_t *e;
+	size_t i;
+	int flags = 0;
+
+	json_array_foreach(egress, i, e) {
+		if (json_is_string(e) && strcmp(json_string_value(e),
+		    conf->kubernetes.apiserver) == 0) {
+			flags |= KUBE_JOB_APISERVER;
+			continue;
+		}
+		snprintf(why, whylen, "egress to %s: on the kubernetes backend "
+		    "a Job may reach only the API server (kubernetes."
+		    "apiserver %s, cluster/networkpolicy-apiserver.yaml.in)",
+		    json_is_string(e) ? json_string_value(e) : "(not a string)",
+		    conf->kubernetes.apiserver);
+		return -1;
+	}
+	return flags;
 }
 
 static json_t *
@@ -41,9 +81,33 @@ quantity(long v, const char *unit)
 	return json_string(s);
 }
 
+/*
+ * argv under the gvisor backend's per-process limits (launcher/
+ * bundle.c): prlimit(1) sets them and execs it, so that every process
+ * of the call inherits them.  gVisor applies RLIMIT_NPROC to the tasks
+ * of the sandbox's user in the sandbox alone (a fork past it fails with
+ * EAGAIN), as Kata's own kernel does; under runc it would count every
+ * process of uid 65534 on the node.  Memory is the pod's limit.
+ */
 static json_t *
-container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
-    int claim)
+limited(const struct as_config *conf, json_t *argv, int flags)
+{
+	char nproc[32], as[40];
+	json_t *cmd;
+
+	snprintf(nproc, sizeof(nproc), "--nproc=%ld", conf->runnerd.pids);
+	snprintf(as, sizeof(as), "--as=%ld", conf->runnerd.address_space);
+	cmd = json_pack("[s, s, s, s]", KUBE_PRLIMIT, "--nofile=1024", nproc,
+	    "--core=0");
+	if (flags & KUBE_JOB_AGENT_CODE)
+		json_array_append_new(cmd, json_string(as));
+	json_array_append_new(cmd, json_string("--"));
+	json_array_extend(cmd, argv);
+	return cmd;
+}
+
+static json_t *
+container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 {
 	const struct runnerd_conf *r = &conf->runnerd;
 	char sub[64];
@@ -52,10 +116,11 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "tmp",
 	    "mountPath", "/tmp", "name", "work", "mountPath", "/work");
-	if (claim && claim_call_path(NULL, id, sub, sizeof(sub)) == 0)
+	if ((flags & KUBE_JOB_CLAIM) &&
+	    claim_call_path(NULL, id, sub, sizeof(sub)) == 0)
 		json_object_set_new(json_array_get(mounts, 1), "subPath",
 		    json_string(sub));
-	if (cred)
+	if (flags & KUBE_JOB_CRED)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
 		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,
 		    "readOnly", 1));
@@ -66,11 +131,11 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 	for (i = 0; sandbox_env[i].name != NULL; i++)
 		json_array_append_new(env, json_pack("{s:s, s:s}", "name",
 		    sandbox_env[i].name, "value", sandbox_env[i].value));
-	c = json_pack("{s:s, s:s, s:O, s:s, s:o, s:o,"
+	c = json_pack("{s:s, s:s, s:o, s:s, s:o, s:o,"
 	    " s:{s:b, s:b, s:b, s:i, s:i, s:{s:[s]}, s:{s:s}},"
 	    " s:{s:{s:o, s:o, s:o}}}",
 	    "name", KUBE_CONTAINER, "image", conf->kubernetes.image,
-	    "command", argv, "workingDir", "/work",
+	    "command", limited(conf, argv, flags), "workingDir", "/work",
 	    "env", env,
 	    "volumeMounts", mounts,
 	    "securityContext", "allowPrivilegeEscalation", 0,
@@ -98,13 +163,9 @@ work_volume(const struct as_config *conf, int claim)
 	    "persistentVolumeClaim", "claimName", conf->kubernetes.pvc);
 }
 
-/*
- * The Job of call id running argv; cred: mount its Secret; claim: /work
- * is its directory on terraform's claim.
- */
+/* The Job of call id running argv, with flags KUBE_JOB_*. */
 json_t *
-kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
-    int claim)
+kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 {
 	char name[KUBE_NAME_LEN];
 	json_t *vols;
@@ -112,8 +173,9 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 	kube_name(id, name);
 	vols = json_pack("[{s:s, s:{s:o}}, o]",
 	    "name", "tmp", "emptyDir", "sizeLimit",
-	    quantity(conf->runnerd.tmp_size, ""), work_volume(conf, claim));
-	if (cred)
+	    quantity(conf->runnerd.tmp_size, ""), work_volume(conf,
+	    flags & KUBE_JOB_CLAIM));
+	if (flags & KUBE_JOB_CRED)
 		json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:i}}",
 		    "name", "secrets", "secret", "secretName", name,
 		    "defaultMode", 0440));
@@ -124,18 +186,18 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int cred,
 	    " s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[o], s:o}}}}",
 	    "apiVersion", "batch/v1", "kind", "Job",
 	    "metadata", "name", name, "namespace", conf->kubernetes.namespace,
-	    "labels", labels(id),
+	    "labels", labels(id, flags),
 	    "spec", "backoffLimit", 0,
 	    "activeDeadlineSeconds", (int)conf->runnerd.timeout,
 	    "ttlSecondsAfterFinished", (int)conf->kubernetes.ttl_after_finished,
-	    "template", "metadata", "labels", labels(id),
+	    "template", "metadata", "labels", labels(id, flags),
 	    "spec", "restartPolicy", "Never",
 	    "runtimeClassName", conf->kubernetes.runtime_class,
 	    "automountServiceAccountToken", 0, "enableServiceLinks", 0,
 	    "securityContext", "runAsNonRoot", 1, "runAsUser", SANDBOX_UID,
 	    "runAsGroup", SANDBOX_GID, "fsGroup", SANDBOX_GID,
 	    "seccompProfile", "type", "RuntimeDefault",
-	    "containers", container(conf, id, argv, cred, claim),
+	    "containers", container(conf, id, argv, flags),
 	    "volumes", vols);
 }
 
@@ -160,7 +222,7 @@ kube_secret(const struct as_config *conf, uint64_t id, const char *jobuid,
 	    " s:s, s:b}]}, s:b, s:{s:s}}",
 	    "apiVersion", "v1", "kind", "Secret", "type", "Opaque",
 	    "metadata", "name", name, "namespace", conf->kubernetes.namespace,
-	    "labels", labels(id), "ownerReferences", "apiVersion", "batch/v1",
+	    "labels", labels(id, 0), "ownerReferences", "apiVersion", "batch/v1",
 	    "kind", "Job", "name", name, "uid", jobuid, "blockOwnerDeletion",
 	    0, "immutable", 1, "data", "credential", b64);
 	explicit_bzero(b64, strlen(b64));

@@ -100,8 +100,7 @@ worker_main(int out, const struct worker *w, int credfd)
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	close(engine.fd);
 	claim_close();
-	r = kube_run(conf, &api, w->id, json_object_get(w->req, "argv"),
-	    credfd, w->claim);
+	r = kube_run(conf, &api, w->id, w->req, credfd, w->claim);
 	if (credfd != -1)
 		close(credfd);
 	if ((text = json_dumps(r, JSON_COMPACT)) == NULL)

@@ -49,8 +49,15 @@ int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 	    void *, char *, size_t);
 
 /* kube/job.c: the objects, built from the configuration alone */
+#define KUBE_EGRESS_LABEL	"agent-sandbox/egress"
+#define KUBE_JOB_CRED		0x1	/* its Secret at KUBE_SECRETS_DIR */
+#define KUBE_JOB_CLAIM		0x2	/* /work: its directory on the claim */
+#define KUBE_JOB_APISERVER	0x4	/* KUBE_EGRESS_LABEL: apiserver */
+#define KUBE_JOB_AGENT_CODE	0x8	/* the agent's code: address space capped */
+#define KUBE_PRLIMIT		"/usr/bin/prlimit"	/* util-linux's, in the image */
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
-json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int, int);
+int	 kube_egress(const struct as_config *, json_t *, char *, size_t);
+json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int);
 json_t	*kube_secret(const struct as_config *, uint64_t, const char *,
 	    const void *, size_t);
 

@@ -197,9 +197,11 @@ run_collect(struct kcall *c, json_t *r)
 	    sizeof(why))) == NULL)
 		log_warnx("%s: log: %s", c->name, why);
 	else {
+		/* A pod's log is both streams, in the order written. */
 		(void)output_set(r, "stdout", log, len > max ? max : len);
 		json_object_set_new(r, "stdout_truncated", json_boolean(len >
 		    max));
+		json_object_set_new(r, "stderr_in_stdout", json_true());
 		free(log);
 	}
 	json_decref(pod);
@@ -254,12 +256,13 @@ run_failed(const char *what, const char *why)
 }
 
 /*
- * The backend result (backend.h) of running argv as call id; claim: its
- * /work is its directory on terraform's claim, filled by the keeper.
+ * The backend result (backend.h) of running the request's argv as call
+ * id, with the egress it lists; claim: its /work is its directory on
+ * terraform's claim, filled by the keeper.
  */
 json_t *
 kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
-    json_t *argv, int credfd, int claim)
+    json_t *req, int credfd, int claim)
 {
 	struct kcall c = { .conf = conf, .api = api };
 	char path[512], why[512] = "out of memory", *cred = NULL;
@@ -267,9 +270,16 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	json_t *obj, *reply, *r;
 	size_t credlen = 0;
 	int64_t t0 = now_ms();
-	int code;
+	int code, flags;
 
 	kube_name(id, c.name);
+	if ((flags = kube_egress(conf, json_object_get(req, "egress"), why,
+	    sizeof(why))) == -1)
+		return run_failed("no Job was made", why);
+	if (claim)
+		flags |= KUBE_JOB_CLAIM;
+	if (json_is_true(json_object_get(req, "agent_code")))
+		flags |= KUBE_JOB_AGENT_CODE;
 	if (credfd != -1) {
 		if ((cred = malloc(CRED_MAX)) == NULL ||
 		    credential_read(credfd, cred, CRED_MAX, &credlen) == -1) {
@@ -279,7 +289,8 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	}
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs",
 	    ns(&c));
-	obj = kube_job(conf, id, argv, cred != NULL, claim);
+	obj = kube_job(conf, id, json_object_get(req, "argv"), flags |
+	    (cred != NULL ? KUBE_JOB_CRED : 0));
 	code = kube_request(api, "POST", path, obj, &reply, why, sizeof(why));
 	json_decref(obj);
 	uid = json_string_value(json_object_get(json_object_get(reply,

@@ -521,10 +521,12 @@ kube_session_message(uint32_t type, uint64_t key, const uint8_t *data,
 		sessbox_message(type, key, data, len);
 		return;
 	}
+	/* sessions_off: the engine runs run_shell one-shot from now on. */
 	if (type == LMSG_SESSION_OPEN || type == LMSG_SESSION_CLOSE)
-		kube_engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s}",
+		kube_engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s, s:b}",
 		    "reason", sessions_off != NULL ? sessions_off :
-		    "sessions are disabled here (runnerd.sessions_max is 0)"));
+		    "sessions are disabled here (runnerd.sessions_max is 0)",
+		    "sessions_off", 1));
 	else if (type == LMSG_SESSION_CALL)
 		kube_engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
 		    "error", "the session is not ready for a call"));

@@ -29,7 +29,8 @@ struct sbx_request {
  * The result, a JSON object: "status" (exited, deadline, memory_limit,
  * output_limit, killed, failed), "exit_code", "signal", "stdout",
  * "stderr", "stdout_truncated", "stderr_truncated", "duration_ms",
- * "files" and, when status is failed, "error".
+ * "files" and, when status is failed, "error"; "stderr_in_stdout" true
+ * when stdout holds both streams (a pod's log).
  */
 typedef void	(*sbx_done_cb)(uint64_t, json_t *);
 /*
@@ -46,7 +47,8 @@ typedef void	(*sbx_swept_cb)(json_t *);
  * key the engine chooses.  After session_open comes READY ({"container",
  * "warm", "start_ms"}) or ENDED; each session_call gets one REPLY (the
  * agent's JSON object); ENDED ({"reason"}) comes once the sandbox is
- * gone, after session_close or on its own, and frees the key.  A
+ * gone, after session_close or on its own, and frees the key.  ENDED
+ * with "sessions_off" true says the backend has no sessions at all.  A
  * backend without sessions leaves the session_* members NULL.
  */
 #define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */

@@ -490,6 +490,17 @@ credential(struct call *k)
 	    k);
 }
 
+/*
+ * run_shell whose session the backend could not open because it has
+ * none (session.c): it runs one-shot instead, credential and all.
+ */
+void
+call_oneshot(struct call *k)
+{
+	k->kind = CALL_ONESHOT;
+	credential(k);
+}
+
 /* terraform_apply's approval spent: approvald names the plan it binds. */
 static void
 tf_spent_reply(void *arg, json_t *reply, int fd, const char *why)
@@ -651,8 +662,8 @@ approval_gate(struct call *k)
 
 /*
  * What the call is, once approvald has allowed it.  With sessions off
- * (sessions_max 0) run_shell without a session runs one-shot, as it
- * did before them.
+ * (sessions_max 0, or a backend without them) run_shell without a
+ * session runs one-shot, as it did before them.
  */
 static int
 call_kind(struct call *k, char *why, size_t whylen)
@@ -664,7 +675,7 @@ call_kind(struct call *k, char *why, size_t whylen)
 	case TOOL_TERRAFORM:
 		return tf_kind(k, why, whylen);
 	case TOOL_SHELL:
-		k->kind = runnerd_conf.runnerd.sessions_max > 0 ||
+		k->kind = sessions_on() ||
 		    json_object_get(k->args, "session_id") != NULL ?
 		    CALL_SESSION : CALL_ONESHOT;
 		break;

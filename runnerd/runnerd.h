@@ -123,6 +123,7 @@ void	call_start(struct conn *, uint64_t, json_t *);
 int	call_client_key(const json_t *);
 void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
+void	call_oneshot(struct call *);
 void	call_finish(struct call *, json_t *, json_t *);
 json_t	*run_text(const json_t *, const json_t *, const char *);
 json_t	*text_result(int, const char *, json_t *);
@@ -232,6 +233,7 @@ json_t	*k8s_argv(const json_t *);
 json_t	*k8s_result(struct call *, json_t *);
 
 /* session.c */
+int	sessions_on(void);
 void	session_call(struct call *);
 void	session_cancel(struct call *);
 void	session_conn_closed(uint32_t);

@@ -68,6 +68,18 @@ struct session {
 
 static TAILQ_HEAD(, session)	 sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static uint64_t			 reap_timer;
+static int			 backend_has_none;	/* it said so */
+
+/*
+ * Whether run_shell without a session opens one: not with sessions_max
+ * 0, nor once the backend has said it has none (a cluster without the
+ * agent-sandbox CRDs), known from its answer to the first open.
+ */
+int
+sessions_on(void)
+{
+	return runnerd_conf.runnerd.sessions_max > 0 && !backend_has_none;
+}
 
 static struct session *
 session_by_id(const char *id)
@@ -645,6 +657,17 @@ session_ended(struct session *s, json_t *j)
 	    json_string_value(json_object_get(j, "reason"));
 	if (why == NULL)
 		why = "the session sandbox ended";
+	/* No sandbox was started: run_shell runs one-shot, as it would. */
+	if (k != NULL && !s->ready && json_is_true(json_object_get(j,
+	    "sessions_off"))) {
+		backend_has_none = 1;
+		if (k->rt->kind == TOOL_SHELL) {
+			log_info("%s: %s; run_shell runs one-shot", s->id, why);
+			session_free(s);
+			call_oneshot(k);
+			return;
+		}
+	}
 	/* Recorded before the call's end, on the same ordered channel. */
 	audit_post("sandbox.completed", k != NULL ? k->id : s->origin,
 	    json_pack("{s:s, s:s, s:s}", "status", "ended", "session_id",

@@ -23,7 +23,7 @@ shell_result(struct call *k, json_t *r)
 {
 	const char *status, *note;
 	char rid[REQID_STR_LEN];
-	json_t *code, *sc, *text;
+	json_t *code, *sc, *text, *err;
 	int is_error;
 
 	reqid_format(k->id, rid);
@@ -41,7 +41,10 @@ shell_result(struct call *k, json_t *r)
 	json_object_set_new(sc, "timed_out", json_boolean(status != NULL &&
 	    strcmp(status, "deadline") == 0));
 	json_object_del(sc, "files");
-	note = run_limits(sc, json_object_get(r, "stderr"), is_error,
+	json_object_del(sc, "stderr_in_stdout");
+	err = json_object_get(r, json_is_true(json_object_get(r,
+	    "stderr_in_stdout")) ? "stdout" : "stderr");
+	note = run_limits(sc, err, is_error,
 	    status != NULL && strcmp(status, "memory_limit") == 0);
 	/* An allocation that failed inside ended it as the cgroup would. */
 	if (status != NULL && strcmp(status, "exited") == 0 &&

@@ -160,18 +160,34 @@ restricted_job()
 JOB
 }
 
+# kc ARGS...: kubectl, whose failure ends the script (or, inside $(...),
+# the subshell: follow it with || exit) with kubectl's own message.
+kc()
+{
+	kc_err=$(mktemp) || die "mktemp failed"
+	if kubectl "$@" 2>"$kc_err"; then
+		rm -f "$kc_err"
+		return 0
+	fi
+	say "kubectl $*: $(cat "$kc_err")"
+	rm -f "$kc_err"
+	exit 1
+}
+
 # run_job NS FILE: creates the Job, waits for it to finish; its exit
-# status is the Job's (0 complete, 1 failed); the log goes to stdout.
+# status is the Job's (0 complete, 1 failed or not done in 150 s); the
+# log goes to stdout.  A kubectl that fails ends the script: a Job that
+# was never made must not read as a probe that could not connect.
+# Call it outside $(...), so that it can.
 run_job()
 {
-	name=$(json_field metadata name < "$2")
-	kubectl delete job "$name" -n "$1" --ignore-not-found \
-	    --wait=true >/dev/null
-	kubectl create -n "$1" -f "$2" >/dev/null
+	name=$(json_field metadata name < "$2") || die "$2: no metadata.name"
+	kc delete job "$name" -n "$1" --ignore-not-found --wait=true >/dev/null
+	kc create -n "$1" -f "$2" >/dev/null
 	i=0
 	while :; do
-		s=$(kubectl get job "$name" -n "$1" -o \
-		    jsonpath='{.status.succeeded}/{.status.failed}')
+		s=$(kc get job "$name" -n "$1" -o \
+		    jsonpath='{.status.succeeded}/{.status.failed}') || exit 1
 		case $s in
 		1/*) rc=0; break ;;
 		*/1) rc=1; break ;;
@@ -181,7 +197,7 @@ run_job()
 		sleep 1
 	done
 	kubectl logs -n "$1" "job/$name" 2>/dev/null || :
-	kubectl delete job "$name" -n "$1" --cascade=background \
-	    --wait=false >/dev/null
+	kc delete job "$name" -n "$1" --cascade=background --wait=false \
+	    >/dev/null
 	return "$rc"
 }

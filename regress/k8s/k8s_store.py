@@ -558,6 +558,19 @@ class Controller:
             if self.procs.get(key) is proc:
                 self.finish(key, code, out)
 
+    def reason(self, code):
+        """A terminated container's reason (ContainerStateTerminated,
+        https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodStatus):
+        with STATE/oom-killed, a status of 137 (128 + SIGKILL) stands for
+        the kernel's OOM killer, which the kubelet reports as OOMKilled
+        (https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/#exceed-a-container-s-memory-limit)."""
+        if code == 0:
+            return "Completed"
+        if code == 137 and os.path.exists(os.path.join(self.state,
+                                                       "oom-killed")):
+            return "OOMKilled"
+        return "Error"
+
     def finish(self, key, code, logs):
         pod = self.store.peek("pods", key[0], key[1])
         if pod is None:
@@ -569,8 +582,8 @@ class Controller:
         for cs in pod["status"]["containerStatuses"]:
             cs.update({"ready": False, "started": False, "state": {
                 "terminated": {"exitCode": code if code >= 0 else 137,
-                               "reason": "Completed" if code == 0
-                               else "Error", "finishedAt": t}}})
+                               "reason": self.reason(code),
+                               "finishedAt": t}}})
         for c in pod["status"].get("conditions", []):
             if c["type"] in ("Ready", "ContainersReady"):
                 c["status"] = "False"

@@ -228,10 +228,53 @@ client_certificate_cleanup()
 	kb_stop
 }
 
+atf_test_case limits cleanup
+limits_head()
+{
+	atf_set "descr" "the gvisor backend limits inside the pod; OOMKilled and a failed fork reported as memory_limit and pids_limit"
+	atf_set "timeout" "120"
+}
+limits_body()
+{
+	kb_cluster
+	kb_runnerd
+	# run_shell runs the agent's code: its address space is capped too.
+	kb_call 'grep -E "^Max (processes|open files|core file size|address space)" /proc/self/limits' \
+	    > r.json
+	atf_check -o inline:'core file size 0 0\nprocesses 64 64\nopen files 1024 1024\naddress space 2147483648 2147483648\n' \
+	    python3 -c '
+import json; s = json.load(open("r.json"))["structuredContent"]
+for line in s["stdout"].splitlines():
+    w = line.split()     # Max NAME... SOFT HARD UNIT
+    print(" ".join(w[1:-3]), w[-3], w[-2])'
+	# The kubelet reports an OOM kill as terminated.reason OOMKilled.
+	touch state/oom-killed
+	kb_call 'exit 137' > r.json
+	atf_check -o inline:'memory_limit|True|False|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],
+      r["isError"]))'
+	rm state/oom-killed
+	# A pod log is both streams: a fork refused past RLIMIT_NPROC, in
+	# the words of dash, is found there.
+	kb_call 'echo "sh: 1: Cannot fork" >&2; exit 2' > r.json
+	atf_check -o inline:'exited|False|True|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],
+      r["isError"]))'
+	atf_check -o match:'process limit' cat r.json
+	atf_check -s exit:1 -o empty grep stderr_in_stdout r.json
+}
+limits_cleanup()
+{
+	kb_stop
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case client_certificate
 	atf_add_test_case run
+	atf_add_test_case limits
 	atf_add_test_case sequential
 	atf_add_test_case credential
 	atf_add_test_case deadline

@@ -96,10 +96,12 @@ pod_status()
       ttl: 10m
       kube_server: $server
       kube_ca_file: $(pwd)/ca.pem" as_conf
+	# The policy's egress entry is the API server as the pods reach it.
 	cat >> conf.yaml <<CONF
 kubernetes:
   kubeconfig: $(pwd)/runnerd.kubeconfig
   namespace: agent-sandbox
+  apiserver: "${K8S_BIND:-127.0.0.1}:$K8S_PORT"
 CONF
 	as_start auditd approvald brokerd runnerd
 	proc_sample &

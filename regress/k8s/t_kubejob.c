@@ -55,7 +55,8 @@ build_job(int cred, int claim)
 	setup();
 	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
 	argv = json_pack("[s, s, s]", "/bin/sh", "-c", "echo hi");
-	job = kube_job(&conf, REQ_ID, argv, cred, claim);
+	job = kube_job(&conf, REQ_ID, argv, (cred ? KUBE_JOB_CRED : 0) |
+	    (claim ? KUBE_JOB_CLAIM : 0));
 	json_decref(argv);
 	ATF_REQUIRE(job != NULL);
 	return job;
@@ -121,7 +122,14 @@ ATF_TC_BODY(controls, tc)
 	expect_str(job, POD "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
 	expect_str(job, CTR "image", "runner:test");
-	expect_str(job, CTR "command.2", "echo hi");
+	/* The gvisor backend's per-process limits, then the command. */
+	expect_str(job, CTR "command.0", "/usr/bin/prlimit");
+	expect_str(job, CTR "command.1", "--nofile=1024");
+	expect_str(job, CTR "command.2", "--nproc=64");
+	expect_str(job, CTR "command.3", "--core=0");
+	expect_str(job, CTR "command.4", "--");
+	expect_str(job, CTR "command.7", "echo hi");
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 8);
 	expect_bool(job, CTR "securityContext.allowPrivilegeEscalation", 0);
 	expect_bool(job, CTR "securityContext.readOnlyRootFilesystem", 1);
 	expect_bool(job, CTR "securityContext.runAsNonRoot", 1);
@@ -159,6 +167,55 @@ ATF_TC_BODY(no_credential, tc)
 	ATF_CHECK_EQ(json_array_size(at(job, POD "volumes")), 3);
 	ATF_CHECK_EQ(json_array_size(at(job, CTR "volumeMounts")), 3);
 	json_decref(job);
+}
+
+/* The agent's code gets the address-space cap too, as on gvisor. */
+ATF_TC_WITHOUT_HEAD(agent_code);
+ATF_TC_BODY(agent_code, tc)
+{
+	json_t *argv, *job;
+
+	setup();
+	argv = json_pack("[s]", "/bin/true");
+	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_AGENT_CODE);
+	expect_str(job, CTR "command.4", "--as=2147483648");
+	expect_str(job, CTR "command.5", "--");
+	expect_str(job, CTR "command.6", "/bin/true");
+	json_decref(job);
+	json_decref(argv);
+}
+
+/* The policy's egress decides the label; anything but the API server fails. */
+ATF_TC_WITHOUT_HEAD(egress);
+ATF_TC_BODY(egress, tc)
+{
+	json_t *egress, *argv, *job;
+	char why[256] = "";
+
+	setup();
+	ATF_CHECK_EQ(kube_egress(&conf, NULL, why, sizeof(why)), 0);
+	egress = json_array();
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)), 0);
+	json_array_append_new(egress, json_string("kubernetes.default.svc:443"));
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)),
+	    KUBE_JOB_APISERVER);
+	json_array_append_new(egress, json_string("example.com:443"));
+	ATF_CHECK_EQ(kube_egress(&conf, egress, why, sizeof(why)), -1);
+	ATF_CHECK_MSG(strstr(why, "egress to example.com:443") != NULL, "%s",
+	    why);
+	json_decref(egress);
+
+	argv = json_pack("[s]", "/bin/true");
+	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_APISERVER);
+	expect_str(job, "spec.template.metadata.labels.agent-sandbox/egress",
+	    "apiserver");
+	json_decref(job);
+	job = kube_job(&conf, REQ_ID, argv, 0);
+	ATF_CHECK(at(job, "spec.template.metadata.labels.agent-sandbox/"
+	    "egress") == NULL);
+	ATF_CHECK(at(job, "metadata.labels.agent-sandbox/egress") == NULL);
+	json_decref(job);
+	json_decref(argv);
 }
 
 /*
@@ -322,6 +379,8 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, controls);
 	ATF_TP_ADD_TC(tp, no_credential);
+	ATF_TP_ADD_TC(tp, egress);
+	ATF_TP_ADD_TC(tp, agent_code);
 	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, secret);

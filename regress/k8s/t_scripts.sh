@@ -3,7 +3,10 @@
 # Every script is shellcheck-clean, and every manifest of cluster/ parses
 # as YAML once rendered the way scripts/k8s-up renders it (k8s-lib.sh
 # render); for scripts/k8s-*, which cannot run here (no container engine,
-# no network), that is what can be checked.
+# no network), that is what can be checked, and run_job (k8s-lib.sh,
+# the Jobs of k8s-verify and k8s-demo) against the API double.
+
+. "$(atf_get_srcdir)/k8s.subr"
 
 atf_test_case shellcheck_clean
 shellcheck_clean_head()
@@ -89,9 +92,62 @@ render_refuses_missing_value_body()
 	    sh "$top"
 }
 
+# rj NS FILE: run_job in a shell of k8s-lib.sh, on the double, whose
+# kubectl creates with --validate=false (the double serves no OpenAPI).
+rj()
+{
+	if [ ! -x bin/kubectl ]; then
+		mkdir -p bin
+		cat > bin/kubectl <<EOF
+#! /bin/sh
+[ "\$1" != create ] || { shift; set -- create --validate=false "\$@"; }
+exec $(command -v kubectl) "\$@"
+EOF
+		chmod +x bin/kubectl
+	fi
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	PATH=$(pwd)/bin:$PATH sh -c '. "$1/scripts/k8s-lib.sh" &&
+	    KUBECONFIG=$2 && run_job "$3" "$4"' \
+	    sh "$(atf_config_get srcdir)" "$KUBECONFIG" "$@"
+}
+
+atf_test_case run_job cleanup
+run_job_head()
+{
+	atf_set "descr" "run_job returns the Job outcome and its log; a kubectl that fails stops it with its message, not a Job read as failed"
+	atf_set "timeout" "120"
+}
+run_job_body()
+{
+	k8s_need_kubectl
+	k8s_start --runner "$K8S_SRC/pod_runner.py"
+	k8s_namespaces
+	# shellcheck disable=SC2016
+	sh -c '. "$1/scripts/k8s-lib.sh" && restricted_job "$2" runner "" \
+	    "\"probe\": \"x\"" sh -c "$3"' sh "$(atf_config_get srcdir)" \
+	    done "echo finished" > done.json
+	rj agent-sandbox done.json > out || atf_fail "the Job failed"
+	atf_check -o inline:'finished\n' cat out
+	sed 's/"name": "done"/"name": "fails"/; s/echo finished/exit 3/' \
+	    done.json > fails.json
+	rj agent-sandbox fails.json > out && atf_fail "a failed Job passed"
+	atf_check -o empty cat out
+	# No such namespace: kubectl's NotFound, at once, not 150 s of polls.
+	start=$(date +%s)
+	rj nosuch done.json > out 2> err && atf_fail "run_job did not fail"
+	[ $(($(date +%s) - start)) -lt 20 ] || atf_fail "run_job polled on"
+	atf_check -o match:'kubectl create -n nosuch -f .*not found' cat err
+	atf_check -o empty cat out
+}
+run_job_cleanup()
+{
+	k8s_stop
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case shellcheck_clean
 	atf_add_test_case templates_render
 	atf_add_test_case render_refuses_missing_value
+	atf_add_test_case run_job
 }

@@ -273,7 +273,7 @@ restricted_cleanup()
 atf_test_case nocrds cleanup
 nocrds_head()
 {
-	atf_set descr "no agent-sandbox CRDs: runnerd starts with sessions off and says why"
+	atf_set descr "no agent-sandbox CRDs: runnerd starts with sessions off and says why; run_shell runs one-shot"
 	atf_set timeout 120
 }
 nocrds_body()
@@ -287,9 +287,23 @@ nocrds_body()
 		[ $i -le 100 ] || atf_fail "no reason in runnerd's log"
 		sleep 0.1
 	done
+	# run_shell runs one-shot, as on gvisor: a Job each, no claim.  The
+	# first learns that sessions are off from the helper, the second
+	# after run_python was refused with the reason.
+	kb_call 'echo one-shot' > s1.json
 	ks_call "1" > r.json
 	atf_check -o match:'sessions are off on the kubernetes backend' \
 	    -o match:'"isError": true' cat r.json
+	kb_call 'echo one-shot' > s2.json
+	for r in s1.json s2.json; do
+		atf_check -o inline:'0|exited|False\n' python3 -c '
+import json, sys; r = json.load(open(sys.argv[1])); s = r["structuredContent"]
+assert s["stdout"] == "one-shot\n", s
+print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))' "$r"
+	done
+	atf_check -o inline:'2\n' sh -c \
+	    'grep "\"sandbox.started\"" events.jsonl | grep -c "\"kubernetes\""'
+	ks_none
 }
 nocrds_cleanup()
 {

@@ -8,39 +8,8 @@
 # kubernetes.pvc_path; each Job mounts only its own calls/<Job name>.
 
 . "$(atf_get_srcdir)/k8s.subr"
-. "$(atf_get_srcdir)/kb.subr"
 . "$(atf_get_srcdir)/../lib/suite.subr"
-
-# tk_setup: the double with the claim holding the demo module (the
-# policy's terraform_root is on it) and one module off it; then the
-# suite, with TK_PVC and TK_PVC_PATH for kubernetes.pvc and pvc_path.
-tk_setup()
-{
-	as_need terraform
-	kb_cluster
-	kb_claim
-	mkdir -p "$CLAIM/modules" outside
-	cp -R "$(as_src)/terraform/demo" "$CLAIM/modules/"
-	cp -R "$(as_src)/terraform/demo" outside/
-	TF_ROOT=${TF_ROOT:-$CLAIM/modules}
-	sed -e "s|^terraform_root:.*|terraform_root: $TF_ROOT|" \
-	    -e "s|working_dirs: \[.*\]|working_dirs: [demo]|" \
-	    "$(as_src)/etc/policy.yaml" > policy.yaml
-	AS_RUNNERD_EXTRA="  backend: kubernetes
-  timeout: 120s
-  sessions_max: 0
-  warm_pool: 0
-${TK_RUNNERD_EXTRA:-}" AS_BROKERD_EXTRA="  scopes:
-    terraform: { engine: none, tools: [terraform_plan, terraform_apply] }" \
-	    as_conf
-	cat >> conf.yaml <<CONF
-kubernetes:
-  kubeconfig: $(pwd)/runnerd.kubeconfig
-  namespace: agent-sandbox
-  pvc: "${TK_PVC-terraform}"
-  pvc_path: "${TK_PVC_PATH-$CLAIM}"
-CONF
-}
+. "$(atf_get_srcdir)/kb.subr"
 
 jobs_created()
 {
@@ -65,7 +34,7 @@ plan_apply_head()
 }
 plan_apply_body()
 {
-	tk_setup
+	kb_suite
 	as_start auditd approvald brokerd runnerd
 	as_call terraform_plan '{"working_dir":"demo"}' > plan.json
 	as_field summary < plan.json > summary.txt
@@ -107,7 +76,7 @@ plans_pruned_head()
 }
 plans_pruned_body()
 {
-	TK_RUNNERD_EXTRA="  plan_retention: 1h" tk_setup
+	TK_RUNNERD_EXTRA="  plan_retention: 1h" kb_suite
 	as_start auditd approvald brokerd runnerd
 	as_call terraform_plan '{"working_dir":"demo"}' > r.json
 	plans=$(dirname "$(ls "$CLAIM"/terraform/*/plans/*.tfplan)")
@@ -139,7 +108,7 @@ off_the_claim_head()
 }
 off_the_claim_body()
 {
-	TF_ROOT=$(pwd)/outside tk_setup
+	TF_ROOT=$(pwd)/outside kb_suite
 	as_start auditd approvald brokerd runnerd
 	as_call terraform_plan '{"working_dir":"demo"}' > r.json
 	atf_check -o match:'"isError":true' cat r.json
@@ -190,7 +159,7 @@ claim_checks_head()
 }
 claim_checks_body()
 {
-	TK_PVC=nosuchclaim tk_setup
+	TK_PVC=nosuchclaim kb_suite
 	atf_check -s not-exit:0 -e match:'no PersistentVolumeClaim nosuchclaim in namespace agent-sandbox' \
 	    "$(as_bin runnerd)" -d -f conf.yaml
 	sed -i "s|^  pvc:.*|  pvc: terraform|" conf.yaml
