@@ -27,7 +27,7 @@ usage(void)
 	fprintf(stderr, "usage: approvalctl [-j] [-f file] command\n"
 	    "commands: ping | list [--all] | show ID |\n"
 	    "          approve ID [--any-client] | deny ID [--reason text] |\n"
-	    "          watch\n");
+	    "          watch [--exec command]\n");
 	exit(1);
 }
 
@@ -52,6 +52,9 @@ parse(int argc, char **argv, struct parse_result *res)
 		else if (t->action == A_DENY && strcmp(argv[i], "--reason") ==
 		    0 && i + 1 < argc)
 			res->reason = argv[++i];
+		else if (t->action == A_WATCH && strcmp(argv[i], "--exec") ==
+		    0 && i + 1 < argc)
+			res->exec = argv[++i];
 		else
 			usage();
 	}
@@ -86,26 +89,6 @@ request_payload(const struct parse_result *res)
 	return s;
 }
 
-static int
-watch(struct channel *ch, const struct output *out)
-{
-	struct msg m;
-	json_t *e;
-
-	if (channel_send_sync(ch, MSG_CTL_WATCH, 0, -1, NULL, 0,
-	    CTL_TIMEOUT_MS) == -1)
-		fatal("watch");
-	for (;;) {
-		if (channel_recv_sync(ch, &m, -1) == -1)
-			fatal("watch");
-		if (ctl_error(&m))
-			return 1;
-		e = ctl_entry(&m, MSG_CTL_ENTRY);
-		out->event(e);
-		json_decref(e);
-	}
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -127,6 +110,8 @@ main(int argc, char *argv[])
 		usage();
 	out = json ? &output_json : &output_text;
 	t = parse(argc - first, argv + first, &res);
+	if (res.exec != NULL)
+		watch_exec_start(res.exec);
 	ctl_open(&ch, conffile, "control.sock", &conf);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);

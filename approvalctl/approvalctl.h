@@ -13,6 +13,7 @@ struct parse_result {
 	const char	*id;		/* show, approve, deny */
 	const char	*reason;	/* deny --reason */
 	int		 any_client;	/* approve --any-client */
+	const char	*exec;		/* watch --exec */
 };
 
 /* How replies are printed: for a person, or as JSON for scripts. */
@@ -25,5 +26,10 @@ struct output {
 
 extern const struct output	output_text;
 extern const struct output	output_json;
+
+/* watch.c */
+struct channel;
+void	 watch_exec_start(const char *);
+int	 watch(struct channel *, const struct output *);
 
 #endif

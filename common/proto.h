@@ -92,7 +92,8 @@
 	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE")		\
 	/* {"approval_id","reason"?}; answered CTL_ENTRY */		\
 	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
-	/* none; entries stream until close */				\
+	/* none; the live approvals, then each change, as entries	\
+	   until close */						\
 	X(MSG_CTL_WATCH,	304,	0, "CTL_WATCH")			\
 	X(MSG_CTL_ENTRY,	305,	0, "CTL_ENTRY")	/* an approval */ \
 	X(MSG_CTL_END,		306,	0, "CTL_END")	/* none; ends a stream */ \
