@@ -26,7 +26,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: approvalctl [-j] [-f file] command\n"
 	    "commands: ping | list [--all] | show ID |\n"
-	    "          approve ID [--any-client] | deny ID [--reason text] |\n"
+	    "          approve ID [--any-client] [--reason text] |\n"
+	    "          deny ID [--reason text] |\n"
 	    "          watch [--exec command]\n");
 	exit(1);
 }
@@ -49,8 +50,8 @@ parse(int argc, char **argv, struct parse_result *res)
 		else if (t->action == A_APPROVE && strcmp(argv[i],
 		    "--any-client") == 0)
 			res->any_client = 1;
-		else if (t->action == A_DENY && strcmp(argv[i], "--reason") ==
-		    0 && i + 1 < argc)
+		else if ((t->action == A_DENY || t->action == A_APPROVE) &&
+		    strcmp(argv[i], "--reason") == 0 && i + 1 < argc)
 			res->reason = argv[++i];
 		else if (t->action == A_WATCH && strcmp(argv[i], "--exec") ==
 		    0 && i + 1 < argc)
@@ -77,8 +78,8 @@ request_payload(const struct parse_result *res)
 		    res->reason);
 		break;
 	case A_APPROVE:
-		j = json_pack("{s:s, s:b}", "approval_id", res->id,
-		    "any_client", res->any_client);
+		j = json_pack("{s:s, s:b, s:s?}", "approval_id", res->id,
+		    "any_client", res->any_client, "reason", res->reason);
 		break;
 	default:
 		return NULL;

@@ -11,7 +11,7 @@ struct parse_result {
 	enum action	 action;
 	int		 all;		/* list --all */
 	const char	*id;		/* show, approve, deny */
-	const char	*reason;	/* deny --reason */
+	const char	*reason;	/* approve, deny --reason */
 	int		 any_client;	/* approve --any-client */
 	const char	*exec;		/* watch --exec */
 };

@@ -123,9 +123,10 @@ main(int argc, char *argv[])
 	/* Working directories are resolved under the root at start-up. */
 	paths.ro[1] = approvald_policy->terraform_root[0] != '\0' ?
 	    approvald_policy->terraform_root : NULL;
-	/* Operator names for the audit record. */
+	/* Operator names for the audit record; reviewer groups, on reload. */
 	paths.ro[2] = "/etc/passwd";
 	paths.ro[3] = "/etc/nsswitch.conf";
+	paths.ro[4] = "/etc/group";
 	priv_drop(ac->user);
 	if (db_open(ac->database) == -1)
 		fatalx("cannot open %s", ac->database);

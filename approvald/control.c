@@ -69,6 +69,8 @@ operator_of(const struct conn *c, struct operator *op)
 	struct passwd *pw;
 
 	op->uid = c->cred.uid;
+	op->groups = c->cred.groups;
+	op->ngroups = c->cred.ngroups;
 	if ((pw = getpwuid(op->uid)) != NULL)
 		strlcpy(op->user, pw->pw_name, sizeof(op->user));
 	else
@@ -89,10 +91,10 @@ ctl_decide(struct conn *c, struct msg *m, json_t *j, int approve)
 	reason = json_string_value(json_object_get(j, "reason"));
 	operator_of(c, &op);
 	any = approve && json_is_true(json_object_get(j, "any_client"));
-	switch (db_decide(id, approve, any, &op, reason, why, sizeof(why))) {
+	switch (db_review(id, approve, any, &op, reason, why, sizeof(why))) {
 	case 0:
-		log_info("%.40s %s by %s (uid %u)%s", id, approve ? "approved" :
-		    "denied", op.user, (unsigned)op.uid, any ?
+		log_info("%.40s %s by %s (uid %u)%s", id, approve ?
+		    "approved" : "denied", op.user, (unsigned)op.uid, any ?
 		    " for any client" : "");
 		if ((r = conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
 		    db_get(id, 0))) == 0)

@@ -71,6 +71,14 @@ parse_idlist(const struct ynode *n, int group, struct peer_acl *acl,
 	return 0;
 }
 
+/* [name|gid, ...] into acl's groups (approvald's reviewer groups). */
+int
+config_groups(const struct ynode *n, struct peer_acl *acl, struct yerr *e)
+{
+	memset(acl, 0, sizeof(*acl));
+	return parse_idlist(n, 1, acl, e);
+}
+
 /* peers: { users: [name|uid, ...], groups: [name|gid, ...] } */
 static int
 parse_acl(const struct ynode *n, void *dst, struct yerr *e)

@@ -195,5 +195,8 @@ int	 config_socket_path(const struct as_config *, const char *, char *,
 	    size_t);
 void	 acl_merge(struct peer_acl *, const struct peer_acl *);
 int	 acl_allows(const struct peer_acl *, uid_t, const gid_t *, size_t);
+struct ynode;
+struct yerr;
+int	 config_groups(const struct ynode *, struct peer_acl *, struct yerr *);
 
 #endif
