@@ -141,12 +141,23 @@ int	 db_expire(void);
 json_t	*db_get(const char *, int);
 json_t	*db_list(int);
 void	 db_set_notify(void (*)(const char *));
+void	 db_set_outbox(int (*)(const char *, const char *));
+int	 db_outbox_insert(const char *, const char *, const char *,
+	    const char *);
+json_t	*db_outbox_since(int64_t, int, int64_t *);
+int	 db_outbox_ack(const char *);
 void	 format_time(time_t, char *, size_t);
 
 /* control.c */
 extern const struct msg_rule approvald_control_rules[];
 void	 control_closed(struct conn *);
 void	 control_notify(const char *);
+
+/* outbox.c: notifications for notifyd, written with each change */
+extern const struct msg_rule approvald_notify_rules[];
+int	 outbox_write(const char *, const char *);
+void	 outbox_flush(void);
+void	 outbox_closed(struct conn *);
 
 /* runner.c */
 extern const struct msg_rule approvald_runnerd_rules[];

@@ -23,6 +23,7 @@
 
 static sqlite3	*db;
 static void	(*notify)(const char *);
+static int	(*before_commit)(const char *, const char *);
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS approvals ("
@@ -56,7 +57,14 @@ static const char schema[] =
 	" verdict TEXT NOT NULL CHECK (verdict IN ('approve','deny')),"
 	" reason TEXT,"
 	" at INTEGER NOT NULL,"
-	" PRIMARY KEY (approval_id, uid));";
+	" PRIMARY KEY (approval_id, uid));"
+	/* Notifications not yet acknowledged by notifyd (outbox.c). */
+	"CREATE TABLE IF NOT EXISTS outbox ("
+	" seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" event_id TEXT UNIQUE NOT NULL,"
+	" event TEXT NOT NULL,"
+	" approval_id TEXT NOT NULL,"
+	" payload TEXT NOT NULL);";
 
 #define COLUMNS	"id, state, tool, arguments, params_digest, plan_digest," \
 	" request_id, summary, plan_text, destructive, created_at," \
@@ -172,6 +180,13 @@ db_set_notify(void (*cb)(const char *))
 	notify = cb;
 }
 
+/* cb(id, event) runs inside each change's transaction, before COMMIT. */
+void
+db_set_outbox(int (*cb)(const char *, const char *))
+{
+	before_commit = cb;
+}
+
 void
 format_time(time_t t, char *buf, size_t len)
 {
@@ -225,6 +240,11 @@ static int
 commit_audited(const char *id, const char *event, uint64_t reqid,
     json_t *fields)
 {
+	if (before_commit != NULL && before_commit(id, event) == -1) {
+		json_decref(fields);
+		exec("ROLLBACK");
+		return -1;
+	}
 	if (audit_emit(event, reqid, fields) == -1) {
 		exec("ROLLBACK");
 		return -1;
@@ -993,4 +1013,59 @@ db_list(int all)
 		json_array_append_new(a, row_json(st, 0));
 	sqlite3_finalize(st);
 	return a;
+}
+
+/* In the open transaction of a change: its notification, for notifyd. */
+int
+db_outbox_insert(const char *event_id, const char *event, const char *id,
+    const char *payload)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("INSERT INTO outbox (event_id, event, approval_id,"
+	    " payload) VALUES (?, ?, ?, ?)")) == NULL)
+		return -1;
+	bind_text(st, 1, event_id);
+	bind_text(st, 2, event);
+	bind_text(st, 3, id);
+	bind_text(st, 4, payload);
+	return step_done(st) == 1 ? 0 : -1;
+}
+
+/* Unacknowledged rows after seq, oldest first, at most limit; *last. */
+json_t *
+db_outbox_since(int64_t seq, int limit, int64_t *last)
+{
+	sqlite3_stmt *st;
+	json_t *a;
+
+	if ((a = json_array()) == NULL || (st = prepare("SELECT seq,"
+	    " event_id, event, payload FROM outbox WHERE seq > ? ORDER BY seq"
+	    " LIMIT ?")) == NULL) {
+		json_decref(a);
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, seq);
+	sqlite3_bind_int(st, 2, limit);
+	*last = seq;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*last = sqlite3_column_int64(st, 0);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}",
+		    "event_id", col_text(st, 1), "event", col_text(st, 2),
+		    "payload", col_text(st, 3)));
+	}
+	sqlite3_finalize(st);
+	return a;
+}
+
+/* notifyd delivered it everywhere: 1 removed, 0 unknown, -1. */
+int
+db_outbox_ack(const char *event_id)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("DELETE FROM outbox WHERE event_id = ?")) == NULL)
+		return -1;
+	bind_text(st, 1, event_id);
+	return step_done(st);
 }

@@ -136,6 +136,18 @@
 	X(MSG_RCTL_ENTRY,	603,	0, "RCTL_ENTRY")		\
 	X(MSG_RCTL_END,		604,	0, "RCTL_END")	/* none; ends a stream */ \
 	/*								\
+	 * notifyd <-> approvald over notify.sock (approvald.notifiers).	\
+	 * Outbox rows, out; acks, in.  Nothing here reads or changes	\
+	 * an approval.							\
+	 */								\
+	/* none: every unacked row, then each new one, as NOTIFY_EVENT */ \
+	X(MSG_NOTIFY_HELLO,	700,	0, "NOTIFY_HELLO")		\
+	/* {"event_id","event","payload"}: payload is the JSON body,	\
+	   as a string, to send as it is */				\
+	X(MSG_NOTIFY_EVENT,	701,	0, "NOTIFY_EVENT")		\
+	/* {"event_id"}: delivered to every webhook; the row goes */	\
+	X(MSG_NOTIFY_ACK,	702,	0, "NOTIFY_ACK")		\
+	/*								\
 	 * Internal to runnerd: the engine <-> the launcher, or the	\
 	 * kubernetes helper, over their socketpair.  "helper" below	\
 	 * is either.							\
