@@ -616,6 +616,11 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 		r = yerror(&e, root, "runnerd.audit_spool_after (%ld ms) must "
 		    "be below runnerd.peer_timeout (%ld s), or 0",
 		    c->runnerd.audit_spool_after, c->runnerd.peer_timeout);
+	/* Rows nobody may fetch would pile up in approvald's outbox. */
+	if (r == 0 && c->notifyd.nwebhooks > 0 && c->approvald.notifiers.nuids
+	    == 0 && c->approvald.notifiers.ngids == 0)
+		r = yerror(&e, root, "notifyd.webhooks need approvald.notifiers "
+		    "to admit notifyd's user");
 	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
 	    c->runnerd.terraform_mirror[0] != '/')
 		r = yerror(&e, root, "runnerd.terraform_mirror must be an "
