@@ -716,9 +716,11 @@ review_insert(const char *id, int approve, const struct operator *op,
 		json_array_append_new(gids, json_integer(op->groups[i]));
 	text = json_dumps(gids, JSON_COMPACT);
 	json_decref(gids);
-	if (text == NULL || (st = prepare("INSERT INTO reviews (approval_id,"
-	    " uid, user, gids, verdict, reason, at) VALUES (?, ?, ?, ?, ?, ?,"
-	    " ?)")) == NULL) {
+	/* A second word of one operator is a deny (an approval twice is
+	   refused before): it replaces the approval. */
+	if (text == NULL || (st = prepare("INSERT OR REPLACE INTO reviews"
+	    " (approval_id, uid, user, gids, verdict, reason, at) VALUES"
+	    " (?, ?, ?, ?, ?, ?, ?)")) == NULL) {
 		free(text);
 		return -1;
 	}

@@ -91,7 +91,7 @@ two_of_two_cleanup()
 atf_test_case deny_wins cleanup
 deny_wins_head()
 {
-	atf_set descr "a deny after one approve of two required denies the approval"
+	atf_set descr "a deny after one approve of two required denies the approval, also from the operator who approved"
 	atf_set require.user root
 	atf_set require.progs setpriv
 }
@@ -106,6 +106,12 @@ deny_wins_body()
 	    $CTL show "$id"
 	atf_check -s exit:1 -e match:"approval $id was denied" $(op $CAROL) approve "$id"
 	atf_check -o match:"ERROR 1 approval $id was denied" $CLIENT spend "$AS_RUN" "$id" demo "$PLAN_A"
+	# An approver who thinks again: the deny replaces the approval.
+	id=$($CLIENT request "$AS_RUN" demo "$PLAN_A")
+	atf_check -o match:"$id pending" $(op $ALICE) approve "$id" --reason ok
+	atf_check -o match:"$id denied" $(op $ALICE) deny "$id" --reason "on second thought"
+	atf_check -o match:"^denied by: +uid $ALICE .*: on second thought$" \
+	    -o not-match:"^approved by:" $CTL show "$id"
 	as_stop
 }
 deny_wins_cleanup()
