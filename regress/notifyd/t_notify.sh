@@ -241,7 +241,7 @@ restarts_cleanup()
 atf_test_case forged cleanup
 forged_head()
 {
-	atf_set descr "the receiver refuses a forged or stale signature and accepts notifyd s"
+	atf_set descr "the receiver refuses forged, tampered and stale signatures and accepts those notifyd makes"
 }
 forged_body()
 {
