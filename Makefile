@@ -37,7 +37,7 @@ endif
 LDLIBS	+= $(PKG_LIBS)
 
 MANPAGES := $(wildcard */*.[158])
-DAEMONS	 = mcpd runnerd approvald brokerd auditd
+DAEMONS	 = mcpd runnerd approvald brokerd auditd notifyd
 CTLS	 = approvalctl auditctl runnerctl
 PROGS	 = $(DAEMONS) $(CTLS)
 
@@ -195,6 +195,8 @@ bench: all
 	@python3 regress/mcpd/bench.py $(BUILD)/bin/mcpd
 	@echo "== approvald: decisions and durable spends per second"
 	@regress/approvald/bench.sh $(BUILD)
+	@echo "== notifyd: approval requested -> signed notification (p95 <= 2 s)"
+	@regress/notifyd/bench.sh $(BUILD) 200
 	@echo "== auditd: durable events per second, 1, 8 and 64 writers"
 	@$(BUILD)/regress/auditd/bench_audit -t 5 $(abspath $(BUILD)/bin)
 	@echo "== auditd: the scrubber's cost per record"

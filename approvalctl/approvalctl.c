@@ -26,8 +26,9 @@ usage(void)
 {
 	fprintf(stderr, "usage: approvalctl [-j] [-f file] command\n"
 	    "commands: ping | list [--all] | show ID |\n"
-	    "          approve ID [--any-client] | deny ID [--reason text] |\n"
-	    "          watch\n");
+	    "          approve ID [--any-client] [--reason text] |\n"
+	    "          deny ID [--reason text] |\n"
+	    "          watch [--exec command]\n");
 	exit(1);
 }
 
@@ -49,9 +50,12 @@ parse(int argc, char **argv, struct parse_result *res)
 		else if (t->action == A_APPROVE && strcmp(argv[i],
 		    "--any-client") == 0)
 			res->any_client = 1;
-		else if (t->action == A_DENY && strcmp(argv[i], "--reason") ==
-		    0 && i + 1 < argc)
+		else if ((t->action == A_DENY || t->action == A_APPROVE) &&
+		    strcmp(argv[i], "--reason") == 0 && i + 1 < argc)
 			res->reason = argv[++i];
+		else if (t->action == A_WATCH && strcmp(argv[i], "--exec") ==
+		    0 && i + 1 < argc)
+			res->exec = argv[++i];
 		else
 			usage();
 	}
@@ -74,8 +78,8 @@ request_payload(const struct parse_result *res)
 		    res->reason);
 		break;
 	case A_APPROVE:
-		j = json_pack("{s:s, s:b}", "approval_id", res->id,
-		    "any_client", res->any_client);
+		j = json_pack("{s:s, s:b, s:s?}", "approval_id", res->id,
+		    "any_client", res->any_client, "reason", res->reason);
 		break;
 	default:
 		return NULL;
@@ -84,26 +88,6 @@ request_payload(const struct parse_result *res)
 		fatalx("out of memory");
 	json_decref(j);
 	return s;
-}
-
-static int
-watch(struct channel *ch, const struct output *out)
-{
-	struct msg m;
-	json_t *e;
-
-	if (channel_send_sync(ch, MSG_CTL_WATCH, 0, -1, NULL, 0,
-	    CTL_TIMEOUT_MS) == -1)
-		fatal("watch");
-	for (;;) {
-		if (channel_recv_sync(ch, &m, -1) == -1)
-			fatal("watch");
-		if (ctl_error(&m))
-			return 1;
-		e = ctl_entry(&m, MSG_CTL_ENTRY);
-		out->event(e);
-		json_decref(e);
-	}
 }
 
 int
@@ -127,6 +111,8 @@ main(int argc, char *argv[])
 		usage();
 	out = json ? &output_json : &output_text;
 	t = parse(argc - first, argv + first, &res);
+	if (res.exec != NULL)
+		watch_exec_start(res.exec);
 	ctl_open(&ch, conffile, "control.sock", &conf);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);

@@ -11,8 +11,9 @@ struct parse_result {
 	enum action	 action;
 	int		 all;		/* list --all */
 	const char	*id;		/* show, approve, deny */
-	const char	*reason;	/* deny --reason */
+	const char	*reason;	/* approve, deny --reason */
 	int		 any_client;	/* approve --any-client */
+	const char	*exec;		/* watch --exec */
 };
 
 /* How replies are printed: for a person, or as JSON for scripts. */
@@ -25,5 +26,10 @@ struct output {
 
 extern const struct output	output_text;
 extern const struct output	output_json;
+
+/* watch.c */
+struct channel;
+void	 watch_exec_start(const char *);
+int	 watch(struct channel *, const struct output *);
 
 #endif

@@ -61,6 +61,29 @@ text_row(const json_t *e)
 	putchar('\n');
 }
 
+/* Each operator's word so far, and what the approval still needs. */
+static void
+text_reviews(const json_t *e)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(e, "reviews"), i, r) {
+		fputs(strcmp(ctl_str(r, "verdict"), "approve") == 0 ?
+		    "approved by:  " : "denied by:    ", stdout);
+		ctl_put(ctl_str(r, "user"), 0);
+		printf(" (uid %lld) at ",
+		    (long long)json_integer_value(json_object_get(r, "uid")));
+		ctl_put(ctl_str(r, "at"), 0);
+		if (json_is_string(json_object_get(r, "reason")))
+			text_line(": ", r, "reason");
+		else
+			putchar('\n');
+	}
+	if (json_is_string(json_object_get(e, "missing")))
+		text_line("missing:      ", e, "missing");
+}
+
 static void
 text_decided(const json_t *e)
 {
@@ -222,6 +245,7 @@ text_show(const json_t *e)
 	putchar('\n');
 	text_line("created:      ", e, "created_at");
 	text_line("expires:      ", e, "expires_at");
+	text_reviews(e);
 	text_decided(e);
 	text_line("plan digest:  ", e, "plan_digest");
 	text_summary(json_object_get(e, "summary"));

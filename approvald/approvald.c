@@ -35,12 +35,26 @@ static struct listener	 control_listener = {
 	.closed = control_closed,
 };
 
-/* A committed change: watching operators and waiting runnerds hear. */
+/* notifyd fetches the outbox here: it reads rows, it decides nothing. */
+static struct listener	 notify_listener = {
+	.name = "notify.sock",
+	.owner = approvald_conf.approvald.user,
+	.acl = &approvald_conf.approvald.notifiers,
+	.maxconns = 2,
+	.rules = approvald_notify_rules,
+	.closed = outbox_closed,
+};
+
+/*
+ * A committed change: watching operators, waiting runnerds and
+ * notifyd hear.
+ */
 static void
 changed(const char *id)
 {
 	control_notify(id);
 	subs_notify(id);
+	outbox_flush();
 }
 
 /* SIGHUP: a policy that does not load leaves the old one in force. */
@@ -112,6 +126,9 @@ main(int argc, char *argv[])
 		fatal("%s", approval_listener.name);
 	if (server_listen(&approvald_conf, &control_listener) == -1)
 		fatal("%s", control_listener.name);
+	if (approvald_conf.notifyd.nwebhooks > 0 &&
+	    server_listen(&approvald_conf, &notify_listener) == -1)
+		fatal("%s", notify_listener.name);
 	daemon_signals(policy_reload);
 	paths.rw[0] = approvald_conf.runtime_dir;
 	paths.rw[1] = dir_of(ac->database, dbdir);
@@ -123,13 +140,15 @@ main(int argc, char *argv[])
 	/* Working directories are resolved under the root at start-up. */
 	paths.ro[1] = approvald_policy->terraform_root[0] != '\0' ?
 	    approvald_policy->terraform_root : NULL;
-	/* Operator names for the audit record. */
+	/* Operator names for the audit record; reviewer groups, on reload. */
 	paths.ro[2] = "/etc/passwd";
 	paths.ro[3] = "/etc/nsswitch.conf";
+	paths.ro[4] = "/etc/group";
 	priv_drop(ac->user);
 	if (db_open(ac->database) == -1)
 		fatalx("cannot open %s", ac->database);
 	db_set_notify(changed);
+	db_set_outbox(outbox_write);
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);
 	sandbox_enter(ROLE_APPROVALD, &paths, daemon_trap(&approvald_conf));

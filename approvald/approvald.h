@@ -24,12 +24,29 @@ struct strlist {
 	size_t		  n;
 };
 
+#define RULES_MAX	8
+#define REVIEWERS_MAX	16	/* approvals one rule may require */
+
+/*
+ * required approvals from operators in any of the groups of from (no
+ * groups: any operator).  A tool's rules are alternatives, as
+ * Teleport's thresholds are: the first one met grants the approval.
+ */
+struct approval_rule {
+	long		 required;
+	struct peer_acl	 from;
+	char		 names[ACL_MAX][NAME_MAX_LEN];	/* as written */
+};
+
 struct policy_tool {
 	char		 name[64];
 	enum tier	 tier;
 	struct strlist	 namespaces;	/* empty: namespace not constrained */
 	struct strlist	 working_dirs;	/* relative to terraform_root */
 	struct strlist	 egress;	/* host:port */
+	struct approval_rule rules[RULES_MAX];	/* none: 1 of any operator */
+	size_t		 nrules;
+	int		 require_reason;	/* approve needs --reason */
 };
 
 struct policy {
@@ -53,6 +70,11 @@ const char	*tier_name(enum tier);
 const char	*check_dns_label(const char *);
 const char	*check_relpath(const char *);
 int		 provisioners_approved(const struct policy *);
+json_t		*policy_requirement(const struct policy_tool *);
+
+/* threshold.c: whether a pending approval's approvals meet its rules. */
+int	 threshold_met(const json_t *, const json_t *, char *, size_t);
+int	 threshold_counts(const json_t *, const gid_t *, size_t);
 
 /* decide.c: what the policy says about one call. */
 enum verdict { VERDICT_DENY, VERDICT_ALLOW, VERDICT_APPROVAL };
@@ -92,6 +114,7 @@ struct approval_req {
 	const char	*plan_digest;	/* NULL when no plan is bound */
 	const char	*summary;	/* JSON */
 	const char	*plan_text;
+	const char	*requirement;	/* JSON: the tool's rules */
 	uint64_t	 reqid;
 	long		 ttl;
 	struct requester by;
@@ -100,6 +123,8 @@ struct approval_req {
 struct operator {
 	uid_t		 uid;
 	char		 user[64];
+	const gid_t	*groups;	/* SO_PEERCRED's, at the decision */
+	size_t		 ngroups;
 };
 
 int	 db_open(const char *);
@@ -109,19 +134,30 @@ int	 db_create(const struct approval_req *, char [APPROVAL_ID_LEN],
 enum spend_result db_spend(const char *, const struct requester *,
 	    const char *, const char *, int, uint64_t,
 	    char [SHA256_HEX_LEN + 1], char *, size_t);
-int	 db_decide(const char *, int, int, const struct operator *,
+int	 db_review(const char *, int, int, const struct operator *,
 	    const char *, char *, size_t);
 int	 db_withdraw(const char *, const struct operator *, char *, size_t);
 int	 db_expire(void);
 json_t	*db_get(const char *, int);
 json_t	*db_list(int);
 void	 db_set_notify(void (*)(const char *));
+void	 db_set_outbox(int (*)(const char *, const char *));
+int	 db_outbox_insert(const char *, const char *, const char *,
+	    const char *);
+json_t	*db_outbox_since(int64_t, int, int64_t *);
+int	 db_outbox_ack(const char *);
 void	 format_time(time_t, char *, size_t);
 
 /* control.c */
 extern const struct msg_rule approvald_control_rules[];
 void	 control_closed(struct conn *);
 void	 control_notify(const char *);
+
+/* outbox.c: notifications for notifyd, written with each change */
+extern const struct msg_rule approvald_notify_rules[];
+int	 outbox_write(const char *, const char *);
+void	 outbox_flush(void);
+void	 outbox_closed(struct conn *);
 
 /* runner.c */
 extern const struct msg_rule approvald_runnerd_rules[];

@@ -69,6 +69,8 @@ operator_of(const struct conn *c, struct operator *op)
 	struct passwd *pw;
 
 	op->uid = c->cred.uid;
+	op->groups = c->cred.groups;
+	op->ngroups = c->cred.ngroups;
 	if ((pw = getpwuid(op->uid)) != NULL)
 		strlcpy(op->user, pw->pw_name, sizeof(op->user));
 	else
@@ -89,10 +91,10 @@ ctl_decide(struct conn *c, struct msg *m, json_t *j, int approve)
 	reason = json_string_value(json_object_get(j, "reason"));
 	operator_of(c, &op);
 	any = approve && json_is_true(json_object_get(j, "any_client"));
-	switch (db_decide(id, approve, any, &op, reason, why, sizeof(why))) {
+	switch (db_review(id, approve, any, &op, reason, why, sizeof(why))) {
 	case 0:
-		log_info("%.40s %s by %s (uid %u)%s", id, approve ? "approved" :
-		    "denied", op.user, (unsigned)op.uid, any ?
+		log_info("%.40s %s by %s (uid %u)%s", id, approve ?
+		    "approved" : "denied", op.user, (unsigned)op.uid, any ?
 		    " for any client" : "");
 		if ((r = conn_send_json(c, MSG_CTL_ENTRY, m->hdr.reqid, -1,
 		    db_get(id, 0))) == 0)
@@ -121,19 +123,35 @@ ctl_deny(struct conn *c, struct msg *m, json_t *j)
 	return ctl_decide(c, m, j, 0);
 }
 
-/* Changes stream to the watcher as entries until it hangs up. */
+/*
+ * The live approvals, then each change, stream to the watcher as
+ * entries until it hangs up.  Both happen in this turn of the event
+ * loop, and changes notify after their commit: none falls between.
+ */
 static int
 ctl_watch(struct conn *c, struct msg *m, json_t *j)
 {
-	size_t i;
+	json_t *live, *e;
+	size_t i, slot;
 
 	(void)j;
-	for (i = 0; i < WATCHERS_MAX; i++)
-		if (watchers[i] == 0) {
-			watchers[i] = c->id;
-			return 0;
+	for (slot = 0; slot < WATCHERS_MAX && watchers[slot] != 0; slot++)
+		;
+	if (slot == WATCHERS_MAX)
+		return conn_error(c, m->hdr.reqid, ERR_UNAVAIL,
+		    "too many watchers");
+	if ((live = db_list(0)) == NULL)
+		return conn_error(c, m->hdr.reqid, ERR_INTERNAL,
+		    "cannot read the approvals");
+	json_array_foreach(live, i, e)
+		if (conn_send_json(c, MSG_CTL_ENTRY, 0, -1,
+		    json_incref(e)) == -1) {
+			json_decref(live);
+			return -1;
 		}
-	return conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "too many watchers");
+	json_decref(live);
+	watchers[slot] = c->id;
+	return 0;
 }
 
 void

@@ -23,6 +23,7 @@
 
 static sqlite3	*db;
 static void	(*notify)(const char *);
+static int	(*before_commit)(const char *, const char *);
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS approvals ("
@@ -43,26 +44,45 @@ static const char schema[] =
 	" reason TEXT,"
 	" spent_at INTEGER, spent_request TEXT,"
 	" requester_uid INTEGER, requester TEXT,"
-	" any_client INTEGER NOT NULL DEFAULT 0);"
+	" any_client INTEGER NOT NULL DEFAULT 0,"
+	" requirement TEXT);"
 	"CREATE INDEX IF NOT EXISTS approvals_live ON approvals"
-	" (state, expires_at);";
+	" (state, expires_at);"
+	/* Each operator's word on an approval: one per uid. */
+	"CREATE TABLE IF NOT EXISTS reviews ("
+	" approval_id TEXT NOT NULL REFERENCES approvals (id),"
+	" uid INTEGER NOT NULL,"
+	" user TEXT NOT NULL,"
+	" gids TEXT NOT NULL,"
+	" verdict TEXT NOT NULL CHECK (verdict IN ('approve','deny')),"
+	" reason TEXT,"
+	" at INTEGER NOT NULL,"
+	" PRIMARY KEY (approval_id, uid));"
+	/* Notifications not yet acknowledged by notifyd (outbox.c). */
+	"CREATE TABLE IF NOT EXISTS outbox ("
+	" seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" event_id TEXT UNIQUE NOT NULL,"
+	" event TEXT NOT NULL,"
+	" approval_id TEXT NOT NULL,"
+	" payload TEXT NOT NULL);";
 
 #define COLUMNS	"id, state, tool, arguments, params_digest, plan_digest," \
 	" request_id, summary, plan_text, destructive, created_at," \
 	" expires_at, decided_at, decided_uid, decided_user, reason," \
-	" spent_at, spent_request, requester_uid, requester, any_client"
+	" spent_at, spent_request, requester_uid, requester, any_client," \
+	" requirement"
 
 enum col {
 	C_ID, C_STATE, C_TOOL, C_ARGS, C_PARAMS, C_PLAN, C_REQID, C_SUMMARY,
 	C_PLANTEXT, C_DESTRUCTIVE, C_CREATED, C_EXPIRES, C_DECIDED_AT,
 	C_DECIDED_UID, C_DECIDED_USER, C_REASON, C_SPENT_AT, C_SPENT_REQ,
-	C_REQ_UID, C_REQUESTER, C_ANY_CLIENT
+	C_REQ_UID, C_REQUESTER, C_ANY_CLIENT, C_REQUIREMENT
 };
 
 /*
  * Columns added since the first schema, for a database made before
  * them.  A record from then has no requester: only an approval for
- * any client can spend it.
+ * any client can spend it; and no requirement: one operator decides.
  */
 static const struct {
 	const char	*name;
@@ -71,6 +91,7 @@ static const struct {
 	{ "requester_uid", "INTEGER" },
 	{ "requester", "TEXT" },
 	{ "any_client", "INTEGER NOT NULL DEFAULT 0" },
+	{ "requirement", "TEXT" },
 };
 
 static int
@@ -87,6 +108,8 @@ exec(const char *sql)
 }
 
 static sqlite3_stmt	*prepare(const char *);
+static json_t		*json_col(sqlite3_stmt *, int);
+static json_t		*str_col(sqlite3_stmt *, int);
 
 /* 1 when the approvals table has column name, 0 if not, -1. */
 static int
@@ -157,6 +180,13 @@ db_set_notify(void (*cb)(const char *))
 	notify = cb;
 }
 
+/* cb(id, event) runs inside each change's transaction, before COMMIT. */
+void
+db_set_outbox(int (*cb)(const char *, const char *))
+{
+	before_commit = cb;
+}
+
 void
 format_time(time_t t, char *buf, size_t len)
 {
@@ -210,6 +240,11 @@ static int
 commit_audited(const char *id, const char *event, uint64_t reqid,
     json_t *fields)
 {
+	if (before_commit != NULL && before_commit(id, event) == -1) {
+		json_decref(fields);
+		exec("ROLLBACK");
+		return -1;
+	}
 	if (audit_emit(event, reqid, fields) == -1) {
 		exec("ROLLBACK");
 		return -1;
@@ -255,8 +290,9 @@ db_create(const struct approval_req *rq, char id[APPROVAL_ID_LEN],
 		return -1;
 	if ((st = prepare("INSERT INTO approvals (id, state, tool, arguments,"
 	    " params_digest, plan_digest, request_id, summary, plan_text,"
-	    " destructive, created_at, expires_at, requester_uid, requester)"
-	    " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ==
+	    " destructive, created_at, expires_at, requester_uid, requester,"
+	    " requirement)"
+	    " VALUES (?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) ==
 	    NULL) {
 		exec("ROLLBACK");
 		return -1;
@@ -274,6 +310,7 @@ db_create(const struct approval_req *rq, char id[APPROVAL_ID_LEN],
 	sqlite3_bind_int64(st, 11, *expires);
 	sqlite3_bind_int64(st, 12, rq->by.uid);
 	bind_text(st, 13, rq->by.client);
+	bind_text(st, 14, rq->requirement);
 	if (step_done(st) != 1) {
 		exec("ROLLBACK");
 		return -1;
@@ -295,7 +332,11 @@ struct row {
 	time_t		 expires;
 	struct requester by;		/* uid -1: none recorded */
 	int		 any_client;
+	json_t		*requirement;	/* NULL: one operator decides */
 };
+
+static int	 approvers_meet(const char *, const struct row *, char *,
+		    size_t);
 
 static const char *
 col_text(sqlite3_stmt *st, int i)
@@ -305,16 +346,17 @@ col_text(sqlite3_stmt *st, int i)
 	return s != NULL ? s : "";
 }
 
-/* 1 and the row, 0 when there is none, -1 on error. */
+/* 1 and the row (row_clear it), 0 when there is none, -1 on error. */
 static int
 row_get(const char *id, struct row *r)
 {
 	sqlite3_stmt *st;
 	int rc;
 
+	r->requirement = NULL;
 	if ((st = prepare("SELECT state, params_digest, plan_digest,"
-	    " request_id, expires_at, requester_uid, requester, any_client"
-	    " FROM approvals WHERE id = ?")) == NULL)
+	    " request_id, expires_at, requester_uid, requester, any_client,"
+	    " requirement FROM approvals WHERE id = ?")) == NULL)
 		return -1;
 	bind_text(st, 1, id);
 	rc = sqlite3_step(st);
@@ -328,11 +370,20 @@ row_get(const char *id, struct row *r)
 		    (uid_t)-1 : (uid_t)sqlite3_column_int64(st, 5);
 		strlcpy(r->by.client, col_text(st, 6), sizeof(r->by.client));
 		r->any_client = sqlite3_column_int(st, 7);
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
+			r->requirement = json_loads(col_text(st, 8), 0, NULL);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
 		return 1;
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void
+row_clear(struct row *r)
+{
+	json_decref(r->requirement);
+	r->requirement = NULL;
 }
 
 static int
@@ -397,11 +448,11 @@ db_spend(const char *id, const struct requester *by, const char *params,
     const char *plan, int plan_given, uint64_t reqid,
     char bound[SHA256_HEX_LEN + 1], char *why, size_t whylen)
 {
-	char rid[REQID_STR_LEN];
+	char rid[REQID_STR_LEN], missing[512];
 	sqlite3_stmt *st;
 	struct row r;
 	time_t now = time(NULL);
-	int n, found;
+	int n, found, met;
 
 	reqid_format(reqid, rid);
 	bound[0] = '\0';
@@ -429,6 +480,18 @@ db_spend(const char *id, const struct requester *by, const char *params,
 		return SPEND_ERROR;
 	}
 	found = row_get(id, &r);
+	/* The threshold again, in the spend's own transaction. */
+	if (n == 1 && found == 1 && (met = approvers_meet(id, &r, missing,
+	    sizeof(missing))) != 1) {
+		exec("ROLLBACK");
+		row_clear(&r);
+		if (met == -1)
+			return SPEND_ERROR;
+		snprintf(why, whylen, "approval %.40s lacks approvals: %s", id,
+		    missing);
+		return SPEND_REFUSED;
+	}
+	row_clear(&r);
 	if (n == 1 && found == 1) {
 		strlcpy(bound, r.plan, SHA256_HEX_LEN + 1);
 		return commit_audited(id, "approval.spent", reqid,
@@ -446,78 +509,291 @@ db_spend(const char *id, const struct requester *by, const char *params,
 	return SPEND_REFUSED;
 }
 
+/* The reviews of id, oldest first; only those of verdict if given. */
+static json_t *
+reviews_get(const char *id, const char *verdict)
+{
+	sqlite3_stmt *st;
+	json_t *a;
+	char at[32];
+	int rc;
+
+	if ((st = prepare("SELECT uid, user, gids, verdict, reason, at FROM"
+	    " reviews WHERE approval_id = ? AND (? IS NULL OR verdict = ?)"
+	    " ORDER BY at, rowid")) == NULL)
+		return NULL;
+	bind_text(st, 1, id);
+	bind_text(st, 2, verdict);
+	bind_text(st, 3, verdict);
+	if ((a = json_array()) == NULL) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		format_time(sqlite3_column_int64(st, 5), at, sizeof(at));
+		json_array_append_new(a, json_pack("{s:I, s:s, s:o, s:s, s:o,"
+		    " s:s}", "uid", (json_int_t)sqlite3_column_int64(st, 0),
+		    "user", col_text(st, 1), "gids", json_col(st, 2),
+		    "verdict", col_text(st, 3), "reason", str_col(st, 4),
+		    "at", at));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
 /*
- * Settles a live approval as state with the event that says who did:
- * an operator's decision leaves only a pending one, a withdrawal also
- * an approved one not yet spent.  0, 1 refused (why), -1.
+ * In an open transaction: 1 when r's approvers meet its requirement (a
+ * record without one was decided by one operator), 0 with what is
+ * missing, -1.
  */
 static int
-settle(const char *id, const char *state, const char *event, int withdraw,
-    int any_client, const struct operator *op, const char *reason,
+approvers_meet(const char *id, const struct row *r, char *missing,
+    size_t len)
+{
+	json_t *approvers;
+	int met;
+
+	missing[0] = '\0';
+	if (r->requirement == NULL)
+		return 1;
+	if ((approvers = reviews_get(id, "approve")) == NULL)
+		return -1;
+	met = threshold_met(r->requirement, approvers, missing, len);
+	json_decref(approvers);
+	return met;
+}
+
+/*
+ * In an open transaction: the row of a live approval an operator may
+ * still decide (pending; approved too for a withdrawal).  1 and the
+ * row, 0 refused (why), -1.
+ */
+static int
+open_row(const char *id, int withdraw, time_t now, struct row *r,
     char *why, size_t whylen)
 {
-	char at[32];
-	sqlite3_stmt *st;
-	struct row r;
-	time_t now = time(NULL);
-	uint64_t reqid = 0;
-	json_t *fields;
-	int n, found, open;
+	int found, open;
 
-	if (exec("BEGIN IMMEDIATE") == -1)
+	if ((found = row_get(id, r)) == -1)
 		return -1;
-	if ((found = row_get(id, &r)) == -1) {
-		exec("ROLLBACK");
-		return -1;
-	}
-	open = found && (strcmp(r.state, "pending") == 0 || (withdraw &&
-	    strcmp(r.state, "approved") == 0));
-	if (!open || !live(&r, now)) {
-		exec("ROLLBACK");
-		why_not(id, &r, found, now, NULL, NULL, NULL, why, whylen);
+	open = found && (strcmp(r->state, "pending") == 0 || (withdraw &&
+	    strcmp(r->state, "approved") == 0));
+	if (open && live(r, now))
 		return 1;
-	}
+	why_not(id, r, found, now, NULL, NULL, NULL, why, whylen);
+	row_clear(r);
+	return 0;
+}
+
+/* In an open transaction: r moves on to state, decided by op. */
+static int
+set_state(const char *id, const struct row *r, const char *state,
+    int any_client, const struct operator *op, const char *reason,
+    time_t now)
+{
+	sqlite3_stmt *st;
+
 	if ((st = prepare("UPDATE approvals SET state = ?, decided_at = ?,"
 	    " decided_uid = ?, decided_user = ?, reason = ?, any_client = ?"
-	    " WHERE id = ? AND state = ? AND expires_at > ?")) == NULL) {
-		exec("ROLLBACK");
+	    " WHERE id = ? AND state = ? AND expires_at > ?")) == NULL)
 		return -1;
-	}
 	bind_text(st, 1, state);
 	sqlite3_bind_int64(st, 2, now);
 	sqlite3_bind_int64(st, 3, op->uid);
 	bind_text(st, 4, op->user);
 	bind_text(st, 5, reason);
-	sqlite3_bind_int(st, 6, any_client || r.any_client);
+	sqlite3_bind_int(st, 6, any_client || r->any_client);
 	bind_text(st, 7, id);
-	bind_text(st, 8, r.state);
+	bind_text(st, 8, r->state);
 	sqlite3_bind_int64(st, 9, now);
-	if ((n = step_done(st)) != 1) {
-		exec("ROLLBACK");
-		return -1;
-	}
+	return step_done(st) == 1 ? 0 : -1;
+}
+
+/* What the audit record of a decision says of it. */
+static json_t *
+decision_fields(const char *id, const struct operator *op,
+    const char *reason, int any_client, time_t now)
+{
+	char at[32];
+	json_t *fields;
+
 	format_time(now, at, sizeof(at));
-	(void)reqid_parse(r.reqid, &reqid);
 	fields = json_pack("{s:s, s:{s:I, s:s}, s:s, s:s?}", "approval_id",
 	    id, "operator", "uid", (json_int_t)op->uid, "user", op->user,
 	    "at", at, "reason", reason);
 	if (fields != NULL && any_client)
 		json_object_set_new(fields, "any_client", json_true());
-	return commit_audited(id, event, reqid, fields);
+	return fields;
+}
+
+static uint64_t
+row_reqid(const struct row *r)
+{
+	uint64_t reqid = 0;
+
+	(void)reqid_parse(r->reqid, &reqid);
+	return reqid;
 }
 
 /*
- * An operator approves or denies a pending approval: 0, 1 refused, -1.
+ * Whether op may review r: 0, 1 refused (why), -1.  The uid whose MCP
+ * client asked never approves its own request, whatever its groups,
+ * but root: it owns the database and could write it anyway.
+ */
+static int
+review_refused(const char *id, const struct row *r, int approve,
+    const struct operator *op, const char *reason, char *why, size_t len)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!approve)
+		return 0;
+	if (op->uid == r->by.uid && op->uid != 0) {
+		snprintf(why, len, "approval %.40s was asked for by an MCP "
+		    "client of uid %u: that uid cannot approve it", id,
+		    (unsigned)op->uid);
+		return 1;
+	}
+	if (r->requirement == NULL)
+		return 0;
+	if (json_is_true(json_object_get(r->requirement, "reason_required"))
+	    && (reason == NULL || *reason == '\0')) {
+		snprintf(why, len, "approval %.40s needs a reason "
+		    "(approvalctl approve ID --reason TEXT)", id);
+		return 1;
+	}
+	if (!threshold_counts(r->requirement, op->groups, op->ngroups)) {
+		snprintf(why, len, "approval %.40s needs approvals from "
+		    "groups %s is not in", id, op->user);
+		return 1;
+	}
+	if ((st = prepare("SELECT 1 FROM reviews WHERE approval_id = ? AND"
+	    " uid = ?")) == NULL)
+		return -1;
+	bind_text(st, 1, id);
+	sqlite3_bind_int64(st, 2, op->uid);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return -1;
+	snprintf(why, len, "approval %.40s: %s (uid %u) has already approved "
+	    "it; another operator must", id, op->user, (unsigned)op->uid);
+	return 1;
+}
+
+/* Approved for any client by one approver: the grant will be too. */
+static int
+mark_any_client(const char *id)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("UPDATE approvals SET any_client = 1 WHERE id = ?"))
+	    == NULL)
+		return -1;
+	bind_text(st, 1, id);
+	return step_done(st) == 1 ? 0 : -1;
+}
+
+static int
+review_insert(const char *id, int approve, const struct operator *op,
+    const char *reason, time_t now)
+{
+	sqlite3_stmt *st;
+	json_t *gids;
+	char *text;
+	size_t i;
+
+	if ((gids = json_array()) == NULL)
+		return -1;
+	for (i = 0; i < op->ngroups; i++)
+		json_array_append_new(gids, json_integer(op->groups[i]));
+	text = json_dumps(gids, JSON_COMPACT);
+	json_decref(gids);
+	/* A second word of one operator is a deny (an approval twice is
+	   refused before): it replaces the approval. */
+	if (text == NULL || (st = prepare("INSERT OR REPLACE INTO reviews"
+	    " (approval_id, uid, user, gids, verdict, reason, at) VALUES"
+	    " (?, ?, ?, ?, ?, ?, ?)")) == NULL) {
+		free(text);
+		return -1;
+	}
+	bind_text(st, 1, id);
+	sqlite3_bind_int64(st, 2, op->uid);
+	bind_text(st, 3, op->user);
+	bind_text(st, 4, text);
+	bind_text(st, 5, approve ? "approve" : "deny");
+	bind_text(st, 6, reason);
+	sqlite3_bind_int64(st, 7, now);
+	free(text);
+	return step_done(st) == 1 ? 0 : -1;
+}
+
+/*
+ * An operator approves or denies a pending approval: 0, 1 refused
+ * (why), -1.  A deny settles it at once (deny wins); an approval is
+ * recorded, and grants it when the approvers now meet its requirement.
  * An approval for any client (any_client) may be spent by a client
  * other than the one that asked for it.
  */
 int
-db_decide(const char *id, int approve, int any_client,
+db_review(const char *id, int approve, int any_client,
     const struct operator *op, const char *reason, char *why, size_t whylen)
 {
-	return settle(id, approve ? "approved" : "denied", approve ?
-	    "approval.granted" : "approval.denied", 0, approve && any_client,
-	    op, reason, why, whylen);
+	char missing[512];
+	struct row r;
+	time_t now = time(NULL);
+	const char *event;
+	json_t *fields;
+	int met = 0, rc;
+
+	any_client = approve && any_client;
+	if (exec("BEGIN IMMEDIATE") == -1)
+		return -1;
+	if ((rc = open_row(id, 0, now, &r, why, whylen)) != 1) {
+		exec("ROLLBACK");
+		return rc == 0 ? 1 : -1;
+	}
+	if ((rc = review_refused(id, &r, approve, op, reason, why,
+	    whylen)) != 0) {
+		exec("ROLLBACK");
+		row_clear(&r);
+		return rc;
+	}
+	if (review_insert(id, approve, op, reason, now) == -1 ||
+	    (approve && (met = approvers_meet(id, &r, missing,
+	    sizeof(missing))) == -1))
+		goto fail;
+	if (!approve || met) {
+		event = approve ? "approval.granted" : "approval.denied";
+		if (set_state(id, &r, approve ? "approved" : "denied",
+		    any_client, op, reason, now) == -1)
+			goto fail;
+	} else {
+		/* Short of its approvers: it waits, and says for whom. */
+		event = "approval.reviewed";
+		if (any_client && mark_any_client(id) == -1)
+			goto fail;
+	}
+	fields = decision_fields(id, op, reason, any_client, now);
+	if (fields != NULL && r.requirement != NULL)
+		json_object_set_new(fields, "approvers", reviews_get(id,
+		    "approve"));
+	if (fields != NULL && !met && approve)
+		json_object_set_new(fields, "missing", json_string(missing));
+	rc = commit_audited(id, event, row_reqid(&r), fields);
+	row_clear(&r);
+	return rc;
+fail:
+	exec("ROLLBACK");
+	row_clear(&r);
+	return -1;
 }
 
 /*
@@ -528,9 +804,27 @@ int
 db_withdraw(const char *id, const struct operator *by, char *why,
     size_t whylen)
 {
-	return settle(id, "denied", "approval.withdrawn", 1, 0, by,
-	    "withdrawn: the client cancelled the call waiting for it", why,
-	    whylen);
+	static const char reason[] = "withdrawn: the client cancelled the "
+	    "call waiting for it";
+	struct row r;
+	time_t now = time(NULL);
+	int rc;
+
+	if (exec("BEGIN IMMEDIATE") == -1)
+		return -1;
+	if ((rc = open_row(id, 1, now, &r, why, whylen)) != 1) {
+		exec("ROLLBACK");
+		return rc == 0 ? 1 : -1;
+	}
+	if (set_state(id, &r, "denied", 0, by, reason, now) == -1) {
+		exec("ROLLBACK");
+		row_clear(&r);
+		return -1;
+	}
+	rc = commit_audited(id, "approval.withdrawn", row_reqid(&r),
+	    decision_fields(id, by, reason, 0, now));
+	row_clear(&r);
+	return rc;
 }
 
 /*
@@ -655,6 +949,9 @@ row_json(sqlite3_stmt *st, int full)
 	    "spent_by_request", str_col(st, C_SPENT_REQ),
 	    "requester", asker,
 	    "for_any_client", sqlite3_column_int(st, C_ANY_CLIENT));
+	if (j != NULL)
+		json_object_set_new(j, "requirement",
+		    json_col(st, C_REQUIREMENT));
 	if (j != NULL && full) {
 		json_object_set_new(j, "summary", json_col(st, C_SUMMARY));
 		json_object_set_new(j, "plan_text", str_col(st, C_PLANTEXT));
@@ -662,12 +959,17 @@ row_json(sqlite3_stmt *st, int full)
 	return j;
 }
 
-/* One record, or NULL when there is none. */
+/*
+ * One record with its reviews and, while it is pending, what its
+ * approvers still lack; NULL when there is none.
+ */
 json_t *
 db_get(const char *id, int full)
 {
+	char missing[512];
 	sqlite3_stmt *st;
-	json_t *j = NULL;
+	json_t *j = NULL, *approvers;
+	const json_t *req;
 
 	if ((st = prepare("SELECT " COLUMNS " FROM approvals WHERE id = ?"))
 	    == NULL)
@@ -676,6 +978,17 @@ db_get(const char *id, int full)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		j = row_json(st, full);
 	sqlite3_finalize(st);
+	if (j == NULL)
+		return NULL;
+	json_object_set_new(j, "reviews", reviews_get(id, NULL));
+	req = json_object_get(j, "requirement");
+	if (json_is_object(req) && strcmp(json_string_value(json_object_get(j,
+	    "state")), "pending") == 0 && (approvers = reviews_get(id,
+	    "approve")) != NULL) {
+		if (!threshold_met(req, approvers, missing, sizeof(missing)))
+			json_object_set_new(j, "missing", json_string(missing));
+		json_decref(approvers);
+	}
 	return j;
 }
 
@@ -702,4 +1015,59 @@ db_list(int all)
 		json_array_append_new(a, row_json(st, 0));
 	sqlite3_finalize(st);
 	return a;
+}
+
+/* In the open transaction of a change: its notification, for notifyd. */
+int
+db_outbox_insert(const char *event_id, const char *event, const char *id,
+    const char *payload)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("INSERT INTO outbox (event_id, event, approval_id,"
+	    " payload) VALUES (?, ?, ?, ?)")) == NULL)
+		return -1;
+	bind_text(st, 1, event_id);
+	bind_text(st, 2, event);
+	bind_text(st, 3, id);
+	bind_text(st, 4, payload);
+	return step_done(st) == 1 ? 0 : -1;
+}
+
+/* Unacknowledged rows after seq, oldest first, at most limit; *last. */
+json_t *
+db_outbox_since(int64_t seq, int limit, int64_t *last)
+{
+	sqlite3_stmt *st;
+	json_t *a;
+
+	if ((a = json_array()) == NULL || (st = prepare("SELECT seq,"
+	    " event_id, event, payload FROM outbox WHERE seq > ? ORDER BY seq"
+	    " LIMIT ?")) == NULL) {
+		json_decref(a);
+		return NULL;
+	}
+	sqlite3_bind_int64(st, 1, seq);
+	sqlite3_bind_int(st, 2, limit);
+	*last = seq;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*last = sqlite3_column_int64(st, 0);
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}",
+		    "event_id", col_text(st, 1), "event", col_text(st, 2),
+		    "payload", col_text(st, 3)));
+	}
+	sqlite3_finalize(st);
+	return a;
+}
+
+/* notifyd delivered it everywhere: 1 removed, 0 unknown, -1. */
+int
+db_outbox_ack(const char *event_id)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("DELETE FROM outbox WHERE event_id = ?")) == NULL)
+		return -1;
+	bind_text(st, 1, event_id);
+	return step_done(st);
 }

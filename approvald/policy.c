@@ -230,6 +230,64 @@ parse_tier(const struct ynode *n, void *dst, struct yerr *e)
 	    n->value);
 }
 
+/* from: [group, ...], the names kept as written for approvalctl. */
+static int
+parse_from(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct approval_rule *r = dst;
+	size_t i;
+
+	if (config_groups(n, &r->from, e) == -1)
+		return -1;
+	for (i = 0; i < n->nkids; i++)
+		strlcpy(r->names[i], n->kids[i]->value, sizeof(r->names[i]));
+	return 0;
+}
+
+static const struct yfield rule_fields[] = {
+	{ "required", .type = YF_INT, .off = offsetof(struct approval_rule,
+	    required), .min = 1, .max = REVIEWERS_MAX },
+	{ "from", .type = YF_CUSTOM, .off = 0, .parse = parse_from },
+	{ NULL }
+};
+
+static int
+parse_rule(const struct ynode *n, struct policy_tool *t, struct yerr *e)
+{
+	struct approval_rule *r;
+
+	if (n->type != YN_MAP)
+		return yerror(e, n, "approvals: expected {required: N, from: "
+		    "[group, ...]}");
+	if (t->nrules == RULES_MAX)
+		return yerror(e, n, "approvals: at most %d rules", RULES_MAX);
+	r = &t->rules[t->nrules++];
+	r->required = 0;
+	if (ybind(n, rule_fields, r, e) == -1)
+		return -1;
+	if (r->required == 0)
+		return yerror(e, n, "approvals: required is required");
+	return 0;
+}
+
+/* approvals: one rule, or a list of rules that are alternatives. */
+static int
+parse_approvals(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct policy_tool *t = dst;
+	size_t i;
+
+	t->nrules = 0;
+	if (n->type != YN_SEQ)
+		return parse_rule(n, t, e);
+	if (n->nkids == 0)
+		return yerror(e, n, "approvals: an empty list");
+	for (i = 0; i < n->nkids; i++)
+		if (parse_rule(n->kids[i], t, e) == -1)
+			return -1;
+	return 0;
+}
+
 #define LIST(m, f)	.type = YF_CUSTOM, \
 			.off = offsetof(struct policy_tool, m), .parse = f
 
@@ -238,8 +296,43 @@ static const struct yfield tool_fields[] = {
 	{ "namespaces", LIST(namespaces, parse_namespaces) },
 	{ "working_dirs", LIST(working_dirs, parse_working_dirs) },
 	{ "egress", LIST(egress, parse_egress) },
+	{ "approvals", .type = YF_CUSTOM, .off = 0, .parse = parse_approvals },
+	{ "require_reason", .type = YF_BOOL, .off = offsetof(struct
+	    policy_tool, require_reason) },
 	{ NULL }
 };
+
+/*
+ * What an approval of t needs, kept with it when it is requested: a
+ * policy reloaded while it waits changes neither its bar nor its
+ * reviewers.
+ */
+json_t *
+policy_requirement(const struct policy_tool *t)
+{
+	static const struct approval_rule any_operator = { .required = 1 };
+	const struct approval_rule *r;
+	json_t *rules, *from, *gids;
+	size_t i, k, n = t->nrules > 0 ? t->nrules : 1;
+
+	if ((rules = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		r = t->nrules > 0 ? &t->rules[i] : &any_operator;
+		from = json_array();
+		gids = json_array();
+		for (k = 0; k < r->from.ngids; k++) {
+			json_array_append_new(from, json_string(r->names[k]));
+			json_array_append_new(gids,
+			    json_integer(r->from.gids[k]));
+		}
+		json_array_append_new(rules, json_pack("{s:I, s:o, s:o}",
+		    "required", (json_int_t)r->required, "from", from, "gids",
+		    gids));
+	}
+	return json_pack("{s:o, s:b}", "rules", rules, "reason_required",
+	    t->require_reason);
+}
 
 static int
 tool_name_ok(const char *s)
@@ -275,6 +368,9 @@ parse_tools(const struct ynode *n, void *dst, struct yerr *e)
 			return -1;
 		if (t->tier == (enum tier)-1)
 			return yerror(e, kid, "%s: tier is required", t->name);
+		if (t->nrules > 0 && t->tier != TIER_HIGH)
+			return yerror(e, kid, "%s: approvals are for tier high "
+			    "only", t->name);
 		/* runnerd asks a person before every apply (runnerd(8)). */
 		if (t->tier == TIER_LOW && strcmp(t->name,
 		    "terraform_apply") == 0)

@@ -104,11 +104,11 @@ static int
 runner_request(struct conn *c, struct msg *m, json_t *j)
 {
 	char digest[SHA256_HEX_LEN + 1], id[APPROVAL_ID_LEN];
-	char exp[32], *canon = NULL, *summary = NULL;
+	char exp[32], *canon = NULL, *summary = NULL, *rules = NULL;
 	struct approval_req rq;
 	struct decision d;
 	const char *tool, *plan, *text;
-	json_t *marked = NULL;
+	json_t *marked = NULL, *requirement = NULL;
 	time_t expires;
 	int r = 0;
 
@@ -147,6 +147,13 @@ runner_request(struct conn *c, struct msg *m, json_t *j)
 	rq.plan_text = text != NULL ? text : "";
 	rq.reqid = m->hdr.reqid;
 	rq.ttl = approvald_policy->approval_ttl;
+	if ((requirement = policy_requirement(policy_tool(approvald_policy,
+	    tool))) == NULL || (rules = json_dumps(requirement,
+	    JSON_COMPACT)) == NULL) {
+		r = conn_error(c, m->hdr.reqid, ERR_INTERNAL, "out of memory");
+		goto done;
+	}
+	rq.requirement = rules;
 	if (db_create(&rq, id, &expires) == -1) {
 		r = conn_error(c, m->hdr.reqid, ERR_UNAVAIL, "cannot record "
 		    "the approval request (audit or database unavailable)");
@@ -159,6 +166,8 @@ runner_request(struct conn *c, struct msg *m, json_t *j)
 done:
 	free(canon);
 	free(summary);
+	free(rules);
+	json_decref(requirement);
 	json_decref(marked);
 	return r;
 }

@@ -71,6 +71,14 @@ parse_idlist(const struct ynode *n, int group, struct peer_acl *acl,
 	return 0;
 }
 
+/* [name|gid, ...] into acl's groups (approvald's reviewer groups). */
+int
+config_groups(const struct ynode *n, struct peer_acl *acl, struct yerr *e)
+{
+	memset(acl, 0, sizeof(*acl));
+	return parse_idlist(n, 1, acl, e);
+}
+
 /* peers: { users: [name|uid, ...], groups: [name|gid, ...] } */
 static int
 parse_acl(const struct ynode *n, void *dst, struct yerr *e)
@@ -174,6 +182,7 @@ static const struct yfield approvald_fields[] = {
 	{ "user", STR(struct approvald_conf, user) },
 	{ "peers", ACL(struct approvald_conf, peers) },
 	{ "operators", ACL(struct approvald_conf, operators) },
+	{ "notifiers", ACL(struct approvald_conf, notifiers) },
 	{ "policy", STR(struct approvald_conf, policy) },
 	{ "database", STR(struct approvald_conf, database) },
 	{ NULL }
@@ -386,6 +395,50 @@ static const struct yfield auditd_fields[] = {
 	{ NULL }
 };
 
+static const char *const webhook_formats[] = { "standard", "slack", NULL };
+
+static const struct yfield webhook_fields[] = {
+	{ "url", STR(struct webhook, url) },
+	{ "format", STR(struct webhook, format), .choices = webhook_formats },
+	{ NULL }
+};
+
+/* webhooks: [{url: http(s)://..., format: standard | slack}, ...] */
+static int
+parse_webhooks(const struct ynode *n, void *dst, struct yerr *e)
+{
+	struct notifyd_conf *nc = dst;
+	struct webhook *w;
+	size_t i;
+
+	if (n->type != YN_SEQ)
+		return yerror(e, n, "webhooks: expected a list");
+	if (n->nkids > WEBHOOKS_MAX)
+		return yerror(e, n, "webhooks: at most %d", WEBHOOKS_MAX);
+	nc->nwebhooks = 0;
+	for (i = 0; i < n->nkids; i++) {
+		w = &nc->webhooks[nc->nwebhooks++];
+		memset(w, 0, sizeof(*w));
+		strlcpy(w->format, "standard", sizeof(w->format));
+		if (ybind(n->kids[i], webhook_fields, w, e) == -1)
+			return -1;
+		if (strncmp(w->url, "https://", 8) != 0 &&
+		    strncmp(w->url, "http://", 7) != 0)
+			return yerror(e, n->kids[i], "webhooks: url \"%s\" is "
+			    "not http:// or https://", w->url);
+	}
+	return 0;
+}
+
+static const struct yfield notifyd_fields[] = {
+	{ "user", STR(struct notifyd_conf, user) },
+	{ "webhooks", .type = YF_CUSTOM, .off = 0, .parse = parse_webhooks },
+	{ "secret_file", STR(struct notifyd_conf, secret_file) },
+	{ "timeout", NUM(YF_SECONDS, struct notifyd_conf, timeout, 1, 300) },
+	{ "retry_max", NUM(YF_SECONDS, struct notifyd_conf, retry_max, 1, 86400) },
+	{ NULL }
+};
+
 static const struct yfield kube_fields[] = {
 	{ "kubeconfig", STR(struct kube_conf, kubeconfig) },
 	{ "namespace", STR(struct kube_conf, namespace) },
@@ -422,6 +475,7 @@ static const struct yfield top_fields[] = {
 	{ "approvald", SECTION(approvald, approvald_fields) },
 	{ "brokerd", SECTION(brokerd, brokerd_fields) },
 	{ "auditd", SECTION(auditd, auditd_fields) },
+	{ "notifyd", SECTION(notifyd, notifyd_fields) },
 	{ NULL }
 };
 
@@ -521,6 +575,11 @@ config_defaults(struct as_config *c)
 	strlcpy(c->auditd.on_truncation, "record",
 	    sizeof(c->auditd.on_truncation));
 	c->auditd.ack_timeout = 5;
+	strlcpy(c->notifyd.user, "_asnotify", sizeof(c->notifyd.user));
+	strlcpy(c->notifyd.secret_file, "/etc/agent-sandbox/webhook-secret",
+	    sizeof(c->notifyd.secret_file));
+	c->notifyd.timeout = 20;
+	c->notifyd.retry_max = 300;
 }
 
 /* The longest a Vault request of brokerd's takes, retries and waits too. */
@@ -560,6 +619,11 @@ config_load(const char *path, struct as_config *c, char *err, size_t errlen)
 		r = yerror(&e, root, "runnerd.audit_spool_after (%ld ms) must "
 		    "be below runnerd.peer_timeout (%ld s), or 0",
 		    c->runnerd.audit_spool_after, c->runnerd.peer_timeout);
+	/* Rows nobody may fetch would pile up in approvald's outbox. */
+	if (r == 0 && c->notifyd.nwebhooks > 0 && c->approvald.notifiers.nuids
+	    == 0 && c->approvald.notifiers.ngids == 0)
+		r = yerror(&e, root, "notifyd.webhooks need approvald.notifiers "
+		    "to admit notifyd's user");
 	if (r == 0 && c->runnerd.terraform_mirror[0] != '\0' &&
 	    c->runnerd.terraform_mirror[0] != '/')
 		r = yerror(&e, root, "runnerd.terraform_mirror must be an "
@@ -743,6 +807,7 @@ config_print(const struct as_config *c)
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);
+	print_acl("notifiers", &c->approvald.notifiers);
 	printf("  policy: \"%s\"\n  database: \"%s\"\n", c->approvald.policy,
 	    c->approvald.database);
 	printf("brokerd:\n  user: \"%s\"\n", c->brokerd.user);
@@ -763,4 +828,10 @@ config_print(const struct as_config *c)
 	    c->auditd.checkpoint_every, c->auditd.checkpoint_interval,
 	    c->auditd.checkpoint_syslog, c->auditd.on_truncation,
 	    c->auditd.forward_syslog, c->auditd.ack_timeout);
+	printf("notifyd:\n  user: \"%s\"\n  webhooks: [", c->notifyd.user);
+	for (i = 0; i < c->notifyd.nwebhooks; i++)
+		printf("%s{url: \"%s\", format: %s}", i ? ", " : "",
+		    c->notifyd.webhooks[i].url, c->notifyd.webhooks[i].format);
+	printf("]\n  secret_file: \"%s\"\n  timeout: %ld\n  retry_max: %ld\n",
+	    c->notifyd.secret_file, c->notifyd.timeout, c->notifyd.retry_max);
 }

@@ -92,6 +92,7 @@ struct approvald_conf {
 	char		user[NAME_MAX_LEN];
 	struct peer_acl	peers;		/* approval.sock: runnerd */
 	struct peer_acl	operators;	/* control.sock: approvalctl */
+	struct peer_acl	notifiers;	/* notify.sock: notifyd */
 	char		policy[PATH_MAX];
 	char		database[PATH_MAX];
 };
@@ -166,6 +167,24 @@ struct auditd_conf {
 	long		ack_timeout;	/* seconds a writer waits for an ack */
 };
 
+#define WEBHOOKS_MAX	8
+#define WEBHOOK_URL_MAX	512
+
+/* Where notifyd posts, and in which body: standard or slack. */
+struct webhook {
+	char		url[WEBHOOK_URL_MAX];
+	char		format[16];
+};
+
+struct notifyd_conf {
+	char		user[NAME_MAX_LEN];
+	struct webhook	webhooks[WEBHOOKS_MAX];	/* none: no outbox at all */
+	size_t		nwebhooks;
+	char		secret_file[PATH_MAX];	/* whsec_..., notifyd's alone */
+	long		timeout;	/* seconds, one POST */
+	long		retry_max;	/* seconds, the longest back-off */
+};
+
 /* What one peer may hold of a daemon, on every socket it serves. */
 struct conn_conf {
 	long		max;		/* connections to one socket */
@@ -185,6 +204,7 @@ struct as_config {
 	struct approvald_conf	approvald;
 	struct brokerd_conf	brokerd;
 	struct auditd_conf	auditd;
+	struct notifyd_conf	notifyd;
 };
 
 int	 config_load(const char *, struct as_config *, char *, size_t);
@@ -196,5 +216,8 @@ int	 config_socket_path(const struct as_config *, const char *, char *,
 	    size_t);
 void	 acl_merge(struct peer_acl *, const struct peer_acl *);
 int	 acl_allows(const struct peer_acl *, uid_t, const gid_t *, size_t);
+struct ynode;
+struct yerr;
+int	 config_groups(const struct ynode *, struct peer_acl *, struct yerr *);
 
 #endif

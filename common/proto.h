@@ -92,7 +92,8 @@
 	X(MSG_CTL_APPROVE,	302,	0, "CTL_APPROVE")		\
 	/* {"approval_id","reason"?}; answered CTL_ENTRY */		\
 	X(MSG_CTL_DENY,		303,	0, "CTL_DENY")			\
-	/* none; entries stream until close */				\
+	/* none; the live approvals, then each change, as entries	\
+	   until close */						\
 	X(MSG_CTL_WATCH,	304,	0, "CTL_WATCH")			\
 	X(MSG_CTL_ENTRY,	305,	0, "CTL_ENTRY")	/* an approval */ \
 	X(MSG_CTL_END,		306,	0, "CTL_END")	/* none; ends a stream */ \
@@ -134,6 +135,18 @@
 	/* runnerd -> runnerctl: a session, or a put's or get's outcome */ \
 	X(MSG_RCTL_ENTRY,	603,	0, "RCTL_ENTRY")		\
 	X(MSG_RCTL_END,		604,	0, "RCTL_END")	/* none; ends a stream */ \
+	/*								\
+	 * notifyd <-> approvald over notify.sock (approvald.notifiers).	\
+	 * Outbox rows, out; acks, in.  Nothing here reads or changes	\
+	 * an approval.							\
+	 */								\
+	/* none: every unacked row, then each new one, as NOTIFY_EVENT */ \
+	X(MSG_NOTIFY_HELLO,	700,	0, "NOTIFY_HELLO")		\
+	/* {"event_id","event","payload"}: payload is the JSON body,	\
+	   as a string, to send as it is */				\
+	X(MSG_NOTIFY_EVENT,	701,	0, "NOTIFY_EVENT")		\
+	/* {"event_id"}: delivered to every webhook; the row goes */	\
+	X(MSG_NOTIFY_ACK,	702,	0, "NOTIFY_ACK")		\
 	/*								\
 	 * Internal to runnerd: the engine <-> the launcher, or the	\
 	 * kubernetes helper, over their socketpair.  "helper" below	\

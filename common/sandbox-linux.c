@@ -84,6 +84,19 @@ static const int brokerd_syscalls[] = {
 };
 
 /*
+ * notifyd: libcurl to the webhooks (its resolver thread, its wakeup
+ * pipe, the CA bundle) and notify.sock; no file is written.
+ */
+static const int notifyd_syscalls[] = {
+	SC(openat), SC(getsockname), SC(getpeername), SC(setsockopt),
+	SC(pipe2), SC(socketpair), SC(eventfd2), SC(clone), SC(clone3),
+	SC(set_robust_list), SC(rseq), SC(uname), SC(statx), SC(stat),
+	SC(lstat), SC(access), SC(fcntl), SC(connect), SC(getsockopt),
+	SC(bind), SC(sysinfo),
+	SC_END
+};
+
+/*
  * runnerd's engine: sockets, and the trail of open calls and the audit
  * spool it opened before (trail.c, spool.c); pread of brokerd's memfd,
  * the credential redact.c cuts from results.  Bundles, runsc and files
@@ -118,7 +131,8 @@ static const int ctl_syscalls[] = {
 };
 
 static const char *const role_names[] = {
-	"mcpd", "runnerd", "approvald", "brokerd", "auditd", "ctl", "claim"
+	"mcpd", "runnerd", "approvald", "brokerd", "auditd", "ctl", "claim",
+	"notifyd"
 };
 
 const char *
@@ -145,6 +159,8 @@ role_syscalls(enum sandbox_role role)
 		return ctl_syscalls;
 	case ROLE_CLAIM:
 		return claim_syscalls;
+	case ROLE_NOTIFYD:
+		return notifyd_syscalls;
 	}
 	return NULL;
 }
@@ -199,7 +215,8 @@ seccomp_load_role(enum sandbox_role role, int trap)
 	allow_list(ctx, base_syscalls);
 	allow_list(ctx, role_syscalls(role));
 	/* close_received's reset and a listener's refusal of descriptors. */
-	if (role != ROLE_BROKERD && (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+	if (role != ROLE_BROKERD && role != ROLE_NOTIFYD &&
+	    (seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 	    SCMP_SYS(setsockopt), 2, SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
 	    SCMP_A2(SCMP_CMP_EQ, SO_LINGER)) < 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2,
@@ -212,13 +229,13 @@ seccomp_load_role(enum sandbox_role role, int trap)
 	    SCMP_A2(SCMP_CMP_EQ, 0)) < 0)
 		fatalx("seccomp_rule_add socket");
 	if (role != ROLE_MCPD && role != ROLE_CLAIM) {
-		if (role != ROLE_CTL)
+		if (role != ROLE_CTL && role != ROLE_NOTIFYD)
 			allow_list(ctx, server_syscalls);
 		/* Clients of other daemons open Unix sockets only. */
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 		    SCMP_A0(SCMP_CMP_EQ, AF_UNIX)) < 0)
 			fatalx("seccomp_rule_add socket");
-		if (role == ROLE_BROKERD &&
+		if ((role == ROLE_BROKERD || role == ROLE_NOTIFYD) &&
 		    (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 		    SCMP_A0(SCMP_CMP_EQ, AF_INET)) < 0 ||
 		    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,

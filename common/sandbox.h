@@ -15,6 +15,7 @@ enum sandbox_role {
 	ROLE_AUDITD,
 	ROLE_CTL,
 	ROLE_CLAIM,	/* runnerd's claim keeper: files on the claim only */
+	ROLE_NOTIFYD,	/* libcurl to the webhooks, notify.sock */
 };
 
 #define SANDBOX_MAXPATHS	8

@@ -36,8 +36,10 @@ from asframe import TYPES, Conn, error_unpack, pack, type_name  # noqa: E402
 
 PLAN = "ab" * 32
 APPLY_ARGS = {"working_dir": "demo"}
-# The MCP client runnerd names in each request and spend.
-CLIENT = {"uid": os.getuid(), "id": "asclient.1"}
+# The MCP client runnerd names in each request and spend; AS_CLIENT_UID
+# makes it another user's (the self-approval test).
+CLIENT = {"uid": int(os.environ.get("AS_CLIENT_UID", os.getuid())),
+          "id": "asclient.1"}
 
 
 def ask(conn, mtype, payload=b"", reqid=1):

@@ -423,6 +423,50 @@ escapes_cleanup()
 	as_kill_all
 }
 
+atf_test_case watch_exec cleanup
+watch_exec_head()
+{
+	atf_set descr "watch starts with the live approvals, streams their changes, and runs --exec once per pending approval"
+}
+watch_exec_body()
+{
+	ad_setup
+	ad_audit_stub
+	ad_start
+	old=$($CLIENT request run demo "$PLAN_A")
+	cat > hook.sh <<'HOOK'
+#!/bin/sh
+read -r record
+printf '%s %s %s %s\n' "$APPROVAL_ID" "$APPROVAL_TOOL" "$APPROVAL_STATE" \
+    "$record" >> hook.out
+HOOK
+	chmod +x hook.sh
+	$CTL -j watch --exec "$(pwd)/hook.sh" > watch.out 2>watch.err &
+	watcher=$!
+	# The approval waiting before the watch began comes first.
+	ad_wait_log "\"approval_id\":\"$old\"" watch.out
+	ad_wait_log "^$old terraform_apply pending {" hook.out
+	new=$($CLIENT request run demo "$PLAN_A")
+	ad_wait_log "^$new terraform_apply pending {.*\"approval_id\":\"$new\"" hook.out
+	atf_check -o ignore $CTL approve "$new"
+	atf_check -o ignore $CTL deny "$old" --reason "not today"
+	ad_wait_log "\"approval_id\":\"$old\".*\"state\":\"denied\"" watch.out
+	ad_wait_log "\"approval_id\":\"$new\".*\"state\":\"approved\"" watch.out
+	kill $watcher
+	wait $watcher 2>/dev/null
+	# Once per pending approval: a decision runs nothing.
+	atf_check -o inline:"2\n" wc -l < hook.out
+	atf_check -o inline:"1\n" grep -c "^$new " hook.out
+	atf_check -o inline:"1\n" grep -c "^$old " hook.out
+	atf_check -s exit:1 -e match:"usage" $CTL watch --exec
+	atf_check -s exit:1 -e match:"usage" $CTL list --exec true
+	as_stop
+}
+watch_exec_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case binding
@@ -436,4 +480,5 @@ atf_init_test_cases()
 	atf_add_test_case audit_fail_closed
 	atf_add_test_case reload
 	atf_add_test_case approvalctl
+	atf_add_test_case watch_exec
 }

@@ -490,6 +490,66 @@ ATF_TC_BODY(decision_reuse, tc)
 	bad_policy("decision_reuse: 2h\n", "bad.yaml:1: decision_reuse");
 }
 
+ATF_TC(thresholds);
+ATF_TC_HEAD(thresholds, tc)
+{
+	atf_tc_set_md_var(tc, "descr", "approvals rules are alternatives: "
+	    "what counts, what is missing, and the one operator default");
+}
+ATF_TC_BODY(thresholds, tc)
+{
+	static const gid_t dev[] = { 100, 4300 }, admin[] = { 200 },
+	    other[] = { 300 };
+	struct policy *p;
+	json_t *req, *approvers;
+	char err[1024], missing[512];
+
+	write_file("nofm.yaml", "tools:\n"
+	    "  terraform_apply:\n    tier: high\n"
+	    "    approvals: [{required: 2, from: [4300]},"
+	    " {required: 1, from: [200]}]\n"
+	    "    require_reason: true\n"
+	    "  run_shell:\n    tier: high\n");
+	p = policy_load("nofm.yaml", err, sizeof(err));
+	if (p == NULL)
+		atf_tc_fail("nofm.yaml: %s", err);
+	ATF_REQUIRE((req = policy_requirement(policy_tool(p,
+	    "terraform_apply"))) != NULL);
+	ATF_CHECK(json_is_true(json_object_get(req, "reason_required")));
+	ATF_CHECK(threshold_counts(req, dev, 2));
+	ATF_CHECK(threshold_counts(req, admin, 1));
+	ATF_CHECK(!threshold_counts(req, other, 1));
+	approvers = json_pack("[{s:[i,i]}]", "gids", 100, 4300);
+	ATF_CHECK(!threshold_met(req, approvers, missing, sizeof(missing)));
+	ATF_CHECK_STREQ(missing, "1 more from 4300 or 1 more from 200");
+	json_array_append_new(approvers, json_pack("{s:[i]}", "gids", 4300));
+	ATF_CHECK(threshold_met(req, approvers, missing, sizeof(missing)));
+	json_decref(approvers);
+	approvers = json_pack("[{s:[i]}]", "gids", 200);
+	ATF_CHECK(threshold_met(req, approvers, missing, sizeof(missing)));
+	json_decref(approvers);
+	json_decref(req);
+
+	/* No rules: one approval from any operator. */
+	ATF_REQUIRE((req = policy_requirement(policy_tool(p, "run_shell")))
+	    != NULL);
+	ATF_CHECK(threshold_counts(req, other, 1));
+	approvers = json_array();
+	ATF_CHECK(!threshold_met(req, approvers, missing, sizeof(missing)));
+	ATF_CHECK_STREQ(missing, "1 more from any operator");
+	json_array_append_new(approvers, json_pack("{s:[]}", "gids"));
+	ATF_CHECK(threshold_met(req, approvers, missing, sizeof(missing)));
+	json_decref(approvers);
+	json_decref(req);
+	policy_free(p);
+
+	write_file("lowrule.yaml", "tools:\n  run_shell:\n    tier: low\n"
+	    "    approvals: {required: 2}\n");
+	ATF_CHECK(policy_load("lowrule.yaml", err, sizeof(err)) == NULL);
+	ATF_CHECK_MSG(strstr(err, "approvals are for tier high only") !=
+	    NULL, "%s", err);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, decision_table);
@@ -500,5 +560,6 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, terraform_section);
 	ATF_TP_ADD_TC(tp, policy_defaults);
 	ATF_TP_ADD_TC(tp, decision_reuse);
+	ATF_TP_ADD_TC(tp, thresholds);
 	return atf_no_error();
 }

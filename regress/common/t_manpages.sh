@@ -11,7 +11,7 @@ lint_head()
 lint_body()
 {
 	src=$(atf_config_get srcdir)
-	for p in mcpd runnerd approvald brokerd auditd approvalctl auditctl \
+	for p in mcpd runnerd approvald brokerd auditd notifyd approvalctl auditctl \
 	    runnerctl; do
 		ls "$src"/*/"$p".[158] >/dev/null 2>&1 ||
 		    atf_fail "no manual for $p"

@@ -94,7 +94,10 @@ ATF_TC_BODY(mcpd_forbidden_calls, tc)
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_MCPD, 0, PROBE_EXEC)));
 }
 
-/* Only brokerd speaks IP (to Vault); nobody but runnerd's launcher execs. */
+/*
+ * Only brokerd (to Vault) and notifyd (to the webhooks) speak IP;
+ * nobody but runnerd's launcher execs.
+ */
 ATF_TC_WITHOUT_HEAD(daemons_forbidden_calls);
 ATF_TC_BODY(daemons_forbidden_calls, tc)
 {
@@ -105,6 +108,7 @@ ATF_TC_BODY(daemons_forbidden_calls, tc)
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_APPROVALD, 0,
 	    PROBE_EXEC)));
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_BROKERD, 0, PROBE_EXEC)));
+	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_NOTIFYD, 0, PROBE_EXEC)));
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CTL, 0, PROBE_INET)));
 	/* runnerd's claim keeper keeps root: files only, no socket. */
 	ATF_CHECK(killed_by_seccomp(in_sandbox(ROLE_CLAIM, 0, PROBE_INET)));

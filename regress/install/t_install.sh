@@ -12,6 +12,8 @@
 # configuration (runnerd.peers, approvald.operators, auditd.readers).
 AGENT=_astest_agent
 OPERATOR=_astest_op
+OPERATOR2=_astest_op2		# a second reviewer (two_person_rule)
+AGENT_OPERATOR=_astest_agop	# an agent's user who is also an operator
 STRANGER=_astest_none
 DAEMONS="auditd approvald brokerd runnerd"
 
@@ -294,10 +296,68 @@ units_verify_cleanup()
 	suite_cleanup
 }
 
+atf_test_case two_person_rule cleanup
+two_person_rule_head()
+{
+	atf_set "descr" "a two-person rule on terraform_apply as installed: an agent user who is also an operator cannot approve its own call, one approval of two leaves it pending, the second lets the apply run"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform runuser useradd"
+	atf_set "timeout" "240"
+}
+two_person_rule_body()
+{
+	install_suite
+	# The agent's user is an operator too; two others review.
+	user_ensure $AGENT_OPERATOR _asagent,_asoperator
+	user_ensure $OPERATOR2 _asoperator
+	python3 - "$B/etc/policy.yaml" <<'PY'
+import sys
+path = sys.argv[1]
+lines = open(path).read().split("\n")
+i = lines.index("  terraform_apply:")
+lines[i + 1:i + 1] = ["    approvals: {required: 2, from: [_asoperator]}"]
+open(path, "w").write("\n".join(lines))
+PY
+	for d in $DAEMONS; do
+		unit_start $d
+	done
+	ctl="$B/usr/bin/approvalctl -f $B/etc/agent-sandbox.yaml"
+	call='{"tool":"terraform_apply","arguments":{"working_dir":"demo"}}'
+	runuser -u $AGENT_OPERATOR -- "$FRAMETOOL" send "$AS_RUN/runner.sock" \
+	    100 "$call" > pending.out
+	id=$(sed -n 's/.*"approval_id": *"\(apr-[^"]*\)".*/\1/p' pending.out |
+	    head -n 1)
+	[ -n "$id" ] || { cat pending.out >&2; atf_fail "no approval"; }
+	atf_check -s exit:1 -e match:"that uid cannot approve it" \
+	    runuser -u $AGENT_OPERATOR -- $ctl approve "$id"
+	atf_check -o match:"$id pending" \
+	    runuser -u $OPERATOR -- $ctl approve "$id" --any-client
+	atf_check -o match:"^missing: +1 more from _asoperator$" \
+	    runuser -u $OPERATOR2 -- $ctl show "$id"
+	spend="{\"tool\":\"terraform_apply\",\"arguments\":{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}}"
+	atf_check -o match:"is pending, not approved" \
+	    runuser -u $AGENT_OPERATOR -- "$FRAMETOOL" send \
+	    "$AS_RUN/runner.sock" 100 "$spend"
+	atf_check -o match:"$id approved" \
+	    runuser -u $OPERATOR2 -- $ctl approve "$id" --reason "second pair of eyes"
+	atf_check -o match:"^approved by: +$OPERATOR " \
+	    -o match:"^approved by: +$OPERATOR2 .*: second pair of eyes$" \
+	    runuser -u $OPERATOR -- $ctl show "$id"
+	atf_check -o match:'^TOOL_RESULT \{"isError":false' \
+	    runuser -u $AGENT_OPERATOR -- "$FRAMETOOL" send \
+	    "$AS_RUN/runner.sock" 100 "$spend"
+	atf_check -o match:"$id +spent" runuser -u $OPERATOR -- $ctl list --all
+}
+two_person_rule_cleanup()
+{
+	suite_cleanup
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case demo_as_installed
 	atf_add_test_case sockets_admit_their_peers
 	atf_add_test_case restart_picks_up
+	atf_add_test_case two_person_rule
 	atf_add_test_case units_verify
 }
