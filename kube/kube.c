@@ -342,7 +342,6 @@ kube_main(const struct as_config *c, int fd)
 	json_t *swept;
 
 	conf = c;
-	log_procinit("runnerd-kube");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init");
 	if (kube_load(&api, conf->kubernetes.kubeconfig, why,

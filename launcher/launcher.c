@@ -883,7 +883,9 @@ launcher_main(const struct as_config *c, int fd)
 	json_t *swept, *journal;
 
 	conf = c;
-	log_procinit("runnerd-launcher");
+	if (sandbox_init_find(NULL) == -1)
+		fatalx("launcher: no %s", sandbox_init_path());
+	egress_init(conf);
 	journal_lock(conf);
 	ev_init();
 	channel_init(&engine, fd);

@@ -94,10 +94,13 @@ void	 runsc_exec(const struct as_config *, const char *, const char *,
 /* helperlib/fork.c */
 pid_t	 fork_paired(int *);
 
+/* helperlib/exec.c: the helper, as the engine's exec starts it */
+int	 helper_begin(int, char **, struct as_config *);
+
 /* runnerd/helper.c: the engine's end of the channel to either helper */
-void	 helper_start(const char *, const struct as_config *,
-	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
-	    sbx_session_cb, sbx_progress_cb);
+#define HELPER_CHANNEL_FD	3	/* in the helper, after the exec */
+void	 helper_start(const char *, const struct as_config *, const char *,
+	    sbx_done_cb, sbx_swept_cb, sbx_session_cb, sbx_progress_cb);
 int	 helper_send(uint32_t, uint64_t, int, json_t *);
 void	 helper_journal_recorded(void);
 int	 helper_run(const struct sbx_request *);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The gvisor backend, engine side: checks that runsc is there, forks
- * the privileged launcher (launcher.c) before runnerd drops anything,
+ * The gvisor backend, engine side: checks that runsc is there, starts
+ * the privileged launcher (launcher/) before runnerd drops anything,
  * and turns start and sessions into messages to it (helper.c).  No
  * fallback: without runsc runnerd does not start.
  */
@@ -65,9 +65,8 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	    conf->runnerd.state_dir) == -1)
 		fatalx("state_dir too long");
 	mkdirs(runsc_root);
-	egress_init(conf);
-	helper_start("sandbox launcher", conf, launcher_main, done, swept,
-	    session, progress);
+	helper_start("sandbox launcher", conf, "-L", done, swept, session,
+	    progress);
 }
 
 const struct backend gvisor_backend = {

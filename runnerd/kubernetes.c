@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes backend, the engine's side: start, kill and sessions
- * become messages to the kubernetes helper (kube/kube.c), forked
+ * become messages to the kubernetes helper (kube/kube.c), started
  * before runnerd sandboxes itself, over the gvisor launcher's protocol
  * (LMSG_*) and channel (helper.c).  Whether the cluster has sessions
  * (the agent-sandbox controller) the helper finds out: without, it
@@ -38,7 +38,7 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
 		    "absolute path to a directory (without a trailing /)",
 		    path);
-	helper_start("kubernetes helper", conf, kube_main, done, swept, session,
+	helper_start("kubernetes helper", conf, "-K", done, swept, session,
 	    NULL);
 }
 

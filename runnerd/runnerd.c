@@ -3,13 +3,16 @@
  * runnerd: takes tool calls from mcpd on runner.sock, has each decided
  * by approvald and credentialed by brokerd, runs it in a sandbox and
  * records every step with auditd.  The sandbox backend's privileged
- * part is forked before this process drops to its user and seccomp.
+ * part is started before this process drops to its user and seccomp:
+ * runnerd again, with -L (the launcher) or -K (the kubernetes helper).
  */
 #include <string.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "daemon.h"
+#include "kube.h"
+#include "launcher.h"
 #include "log.h"
 #include "runnerd.h"
 #include "sandbox.h"
@@ -72,6 +75,12 @@ main(int argc, char *argv[])
 	char err[256];
 	int fd;
 
+	switch (helper_begin(argc, argv, &runnerd_conf)) {
+	case 'L':
+		launcher_main(&runnerd_conf, HELPER_CHANNEL_FD);
+	case 'K':
+		kube_main(&runnerd_conf, HELPER_CHANNEL_FD);
+	}
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
 	runnerd_backend = strcmp(runnerd_conf.runnerd.backend,
 	    "kubernetes") == 0 ? &kubernetes_backend : &gvisor_backend;
