@@ -86,8 +86,6 @@ void	 phase_report(struct phase *, const char *);
 void	 phase_close(struct phase *);
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
-int	 engine_forward(uint32_t, uint64_t, const void *, size_t);
-int	 engine_send(uint32_t, uint64_t, json_t *);
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 
@@ -96,20 +94,6 @@ pid_t	 fork_paired(int *);
 
 /* helperlib/exec.c: the helper, as the engine's exec starts it */
 int	 helper_begin(int, char **, struct as_config *);
-
-/* runnerd/helper.c: the engine's end of the channel to either helper */
-#define HELPER_CHANNEL_FD	3	/* in the helper, after the exec */
-void	 helper_start(const char *, const struct as_config *, const char *,
-	    sbx_done_cb, sbx_swept_cb, sbx_session_cb, sbx_progress_cb);
-int	 helper_send(uint32_t, uint64_t, int, json_t *);
-void	 helper_journal_recorded(void);
-int	 helper_run(const struct sbx_request *);
-void	 helper_kill(uint64_t);
-int	 helper_session_open(uint64_t, uint64_t, const char *);
-int	 helper_session_call(uint64_t, json_t *);
-void	 helper_session_cancel(uint64_t);
-void	 helper_session_close(uint64_t);
-void	 helper_stop(void);
 
 /* helperlib/request.c: what both helpers check and write of a request */
 int	 workspace_name_ok(const char *);

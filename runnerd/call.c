@@ -31,7 +31,6 @@
 
 /* Set by main(); here so that unit tests can link this file without it. */
 struct as_config		 runnerd_conf;
-const struct backend		*runnerd_backend;
 
 static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t			 nadmitted;	/* past the wait: DECIDING on */
@@ -408,7 +407,7 @@ started(void *arg, const char *why)
 		return;
 	k->state = CALL_RUNNING;
 	k->ran = 1;
-	failed = runnerd_backend->start(req) == -1;
+	failed = helper_run(req) == -1;
 	/* start() takes the descriptor, whatever it returns. */
 	req->credfd = -1;
 	if (failed)
@@ -438,7 +437,7 @@ start(struct call *k)
 		return;
 	}
 	audit_post("sandbox.started", k->id, json_pack("{s:s, s:s, s:O*}",
-	    "tool", k->tool, "backend", runnerd_backend->name, "egress",
+	    "tool", k->tool, "backend", runnerd_conf.runnerd.backend, "egress",
 	    req->egress), started, k);
 }
 
@@ -1198,7 +1197,7 @@ call_cancel(struct conn *c, uint64_t id, int answer)
 			session_cancel(k);
 		} else {
 			reason = "stopped while it ran";
-			runnerd_backend->kill(id);
+			helper_kill(id);
 		}
 		break;
 	default:
@@ -1234,7 +1233,7 @@ call_conn_closed(struct conn *c)
 			    "while it waited for a sandbox");
 		} else if (k->state == CALL_RUNNING &&
 		    k->kind != CALL_SESSION)
-			runnerd_backend->kill(k->id);
+			helper_kill(k->id);
 	}
 	session_conn_closed(c->id);
 	await_conn_closed(c);
@@ -1250,6 +1249,6 @@ call_swept(json_t *j)
 	json_array_foreach(json_object_get(j, "sandboxes"), i, v)
 		if (reqid_parse(json_string_value(v), &id) == 0)
 			audit_post("sandbox.swept", id, json_pack("{s:s}",
-			    "backend", runnerd_backend->name), NULL, NULL);
+			    "backend", runnerd_conf.runnerd.backend), NULL, NULL);
 	trail_restart(json_object_get(j, "journal"));
 }

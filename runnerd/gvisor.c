@@ -35,7 +35,7 @@ mkdirs(const char *dir)
 		fatal("mkdir %s", path);
 }
 
-static void
+void
 gvisor_init(const struct as_config *conf, sbx_done_cb done,
     sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
 {
@@ -68,15 +68,3 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	helper_start("sandbox launcher", conf, "-L", done, swept, session,
 	    progress);
 }
-
-const struct backend gvisor_backend = {
-	.name = "gvisor",
-	.init = gvisor_init,
-	.start = helper_run,
-	.kill = helper_kill,
-	.stop = helper_stop,
-	.session_open = helper_session_open,
-	.session_call = helper_session_call,
-	.session_cancel = helper_session_cancel,
-	.session_close = helper_session_close,
-};

@@ -82,8 +82,6 @@ main(int argc, char *argv[])
 		kube_main(&runnerd_conf, HELPER_CHANNEL_FD);
 	}
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
-	runnerd_backend = strcmp(runnerd_conf.runnerd.backend,
-	    "kubernetes") == 0 ? &kubernetes_backend : &gvisor_backend;
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("tools: %s", err);
 	if (runner_tools_check(runner_tools, err, sizeof(err)) == -1)
@@ -96,8 +94,12 @@ main(int argc, char *argv[])
 	peer_init();
 	if (spool_open(fd) == -1)
 		fatal("%s: the audit spool", runnerd_conf.runnerd.state_dir);
-	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
-	    session_event, progress_phase);
+	if (strcmp(runnerd_conf.runnerd.backend, "kubernetes") == 0)
+		kubernetes_init(&runnerd_conf, call_done, call_swept,
+		    session_event);
+	else
+		gvisor_init(&runnerd_conf, call_done, call_swept, session_event,
+		    progress_phase);
 	if (trail_open(fd) == -1)
 		fatal("%s: the trail of open calls",
 		    runnerd_conf.runnerd.state_dir);
@@ -111,6 +113,6 @@ main(int argc, char *argv[])
 	priv_drop(runnerd_conf.runnerd.user);
 	sandbox_enter(ROLE_RUNNERD, &paths, daemon_trap(&runnerd_conf));
 	daemon_run();
-	runnerd_backend->stop();
+	helper_stop();
 	return 0;
 }

@@ -10,7 +10,6 @@
 #include "server.h"
 
 extern struct as_config		 runnerd_conf;
-extern const struct backend	*runnerd_backend;
 
 /* What a call runs; terraform_apply is two calls, before and after a person. */
 enum call_kind {
