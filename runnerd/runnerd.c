@@ -50,6 +50,13 @@ static const struct msg_rule mcpd_rules[] = {
 	{ 0, 0, 0, 0, NULL, NULL }
 };
 
+/* The transport (peer.c) calls no layer above it: they listen here. */
+static const struct peer_hooks	 peer_hooks = {
+	.approvald_push = await_pushed,
+	.approvald_lost = await_peer_lost,
+	.audit_posted = call_log,
+};
+
 static struct listener	 runner_listener = {
 	.name = "runner.sock",
 	.owner = runnerd_conf.runnerd.user,
@@ -91,7 +98,7 @@ main(int argc, char *argv[])
 	if ((fd = priv_state_dir(runnerd_conf.runnerd.state_dir,
 	    runnerd_conf.runnerd.user)) == -1)
 		fatal("%s", runnerd_conf.runnerd.state_dir);
-	peer_init();
+	peer_init(&peer_hooks);
 	if (spool_open(fd) == -1)
 		fatal("%s: the audit spool", runnerd_conf.runnerd.state_dir);
 	if (strcmp(runnerd_conf.runnerd.backend, "kubernetes") == 0)
