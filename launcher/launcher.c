@@ -13,7 +13,6 @@
  * a call for the CPU.
  */
 #include <sys/types.h>
-#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -423,39 +422,6 @@ sbx_finish(struct sbx *s)
 	engine_done(s->id, r);
 	sbx_free(s);
 	pool_refill();
-}
-
-/*
- * The child that becomes `runsc run` for a bundle: stdin (or /dev/null
- * when -1), stdout and stderr as given; with egressfd, the sandbox's
- * network namespace with the proxy's listener in it.
- */
-void
-runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
-    int in, int out, int err, int egressfd)
-{
-	char root[PATH_MAX];
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	/* runsc --attached: if the launcher dies, so does the sandbox. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-		_exit(126);
-	if (egressfd != -1 && egress_listen_here(egressfd) == -1)
-		_exit(126);
-	if (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1)
-		_exit(126);
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
-		_exit(126);
-	closefrom(3);
-	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
-		_exit(126);
-	execl(c->runnerd.runsc, "runsc", "--root", root,
-	    egressfd != -1 ? "--network=host" : "--network=none",
-	    "run", "--bundle", bundle, cid, (char *)NULL);
-	_exit(127);
 }
 
 /* runsc for s, with stdin in (-1: /dev/null), which it closes. */

@@ -86,6 +86,8 @@ void	 phase_report(struct phase *, const char *);
 void	 phase_close(struct phase *);
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
+
+/* launcher/runsc.c */
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 
