@@ -2,8 +2,9 @@
 /*
  * The kubernetes backend (kubernetes.c): one Job per call, created,
  * watched and deleted over the cluster's API by a helper process that
- * runnerd forks before it sandboxes itself, since libcurl needs DNS,
- * the CA file and more syscalls than the engine's filter allows.
+ * runnerd starts (runnerd -K) before it sandboxes itself, since libcurl
+ * needs DNS, the CA file and more syscalls than the engine's filter
+ * allows.
  */
 #ifndef RUNNERD_KUBE_H
 #define RUNNERD_KUBE_H

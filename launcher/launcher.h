@@ -2,9 +2,10 @@
 /*
  * The gvisor backend's privileged half.  runsc needs root and a wide
  * set of syscalls, and a seccomp filter survives execve, so runnerd
- * forks this launcher before it drops anything: it keeps root, talks
- * only to the engine over a socketpair, and only writes bundles, runs
- * runsc, collects output, kills and cleans up.
+ * starts this launcher (runnerd -L, helperlib/exec.c) before it drops
+ * anything: it keeps root, talks only to the engine over a socketpair,
+ * and only writes bundles, runs runsc, collects output, kills and
+ * cleans up.
  */
 #ifndef RUNNERD_LAUNCHER_H
 #define RUNNERD_LAUNCHER_H
