@@ -40,6 +40,12 @@ log_getverbose(void)
 	return log_verbose;
 }
 
+int
+log_getforeground(void)
+{
+	return log_foreground;
+}
+
 static void
 vlog(int pri, const char *fmt, va_list ap)
 {

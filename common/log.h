@@ -12,6 +12,7 @@ void	log_init(int foreground, int facility);
 void	log_procinit(const char *procname);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
+int	log_getforeground(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

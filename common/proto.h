@@ -182,6 +182,10 @@
 	X(LMSG_JOURNAL_DONE,	912,	0, "LMSG_JOURNAL_DONE")		\
 	/* launcher: {"phase"}, the call's sandbox reached it */	\
 	X(LMSG_PROGRESS,	913,	0, "LMSG_PROGRESS")		\
+	/* engine, the first frame after it has re-executed itself as	\
+	   the helper: its struct as_config (config.h), whole; the	\
+	   same binary reads it, so the size is the check */		\
+	X(LMSG_CONFIG,		914,	0, "LMSG_CONFIG")		\
 	/* launcher <-> the session agent (session-agent.py), whose	\
 	   own copy of these numbers regress/common checks too. */	\
 	X(AGENT_READY,		950,	0, "AGENT_READY") /* agent: {"pid"} */ \

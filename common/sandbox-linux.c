@@ -100,7 +100,7 @@ static const int notifyd_syscalls[] = {
  * runnerd's engine: sockets, and the trail of open calls and the audit
  * spool it opened before (trail.c, spool.c); pread of brokerd's memfd,
  * the credential redact.c cuts from results.  Bundles, runsc and files
- * are the launcher's, forked before this filter and never under it.
+ * are the launcher's, started before this filter and never under it.
  */
 static const int runnerd_syscalls[] = {
 	SC(wait4), SC(ftruncate), SC(fdatasync), SC(pread64),

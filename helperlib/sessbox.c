@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "engine.h"
 #include "event.h"
 #include "log.h"
 #include "sessbox.h"
@@ -115,7 +116,7 @@ ready_send(struct sess *s, int warm)
 	 * start time tells. */
 	if (j != NULL && ops->warm_here)
 		json_object_set_new(j, "warm", json_boolean(warm));
-	ops->send(LMSG_SESSION_READY, s->key, j);
+	engine_send(LMSG_SESSION_READY, s->key, j);
 }
 
 /*
@@ -193,7 +194,7 @@ agent_frame(struct sess *s, struct msg *m)
 		return why;
 	s->busy = 0;
 	timer_set(s, 0, NULL);
-	if (ops->forward(LMSG_SESSION_REPLY, s->key, m->data, m->len) == -1)
+	if (engine_forward(LMSG_SESSION_REPLY, s->key, m->data, m->len) == -1)
 		return "the session agent's reply cannot be passed on";
 	return NULL;
 }
@@ -350,7 +351,7 @@ pool_claim(void)
 static void
 ended_send(uint64_t key, const char *why)
 {
-	ops->send(LMSG_SESSION_ENDED, key, json_pack("{s:s}", "reason", why));
+	engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s}", "reason", why));
 }
 
 /* LMSG_SESSION_OPEN: {"origin": "req-...", "session_id": "ses-..."}. */
@@ -397,7 +398,7 @@ box_call(uint64_t key, const uint8_t *data, size_t len)
 	struct sess *s;
 
 	if ((s = sess_find(key)) == NULL || !s->ready || s->busy) {
-		ops->send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
+		engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
 		    "error", "the session is not ready for a call"));
 		return;
 	}
@@ -484,17 +485,4 @@ sessbox_shutdown(void)
 			(void)waitpid(s->pid, NULL, 0);
 		sess_free(s);
 	}
-}
-
-int
-helper_forward(struct channel *engine, const char *who, uint32_t type,
-    uint64_t id, const void *data, size_t len)
-{
-	if (channel_compose(engine, type, 0, id, -1, data, len) == -1) {
-		log_warn("%s: %016llx: message %u of %zu bytes", who,
-		    (unsigned long long)id, type, len);
-		return -1;
-	}
-	ev_set(engine->fd, POLLIN | POLLOUT);
-	return 0;
 }

@@ -48,16 +48,11 @@ struct sessbox_ops {
 	void		(*cleanup)(struct sess *);
 	/* runnerd is going: s's child is to exit at once, noted if open. */
 	void		(*shutdown)(struct sess *);
-	int		(*send)(uint32_t, uint64_t, json_t *);
-	int		(*forward)(uint32_t, uint64_t, const void *, size_t);
 	long		 start_ms;	/* the agent says ready by then */
 	long		 pool;		/* warm sandboxes kept here */
 	int		 warm_here;	/* READY says "warm": the pool is here */
 };
 
-/* A helper's frame to the engine, queued; -1 (logged) if it does not fit. */
-int	 helper_forward(struct channel *, const char *, uint32_t, uint64_t,
-	    const void *, size_t);
 void	 sessbox_init(const struct as_config *, const struct sessbox_ops *);
 void	 sessbox_message(uint32_t, uint64_t, const uint8_t *, size_t);
 int	 sessbox_reaped(pid_t, int);

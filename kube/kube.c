@@ -25,6 +25,7 @@
 
 #include "backend.h"
 #include "cjson.h"
+#include "engine.h"
 #include "event.h"
 #include "frame.h"
 #include "io.h"
@@ -48,32 +49,9 @@ struct worker {
 };
 
 static TAILQ_HEAD(, worker)	 workers = TAILQ_HEAD_INITIALIZER(workers);
-static struct channel		 engine;
 static const struct as_config	*conf;
 static struct kube_api		 api;
 static int			 stopping;
-
-/* Frames bytes for the engine; -1 when they do not fit. */
-int
-kube_engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
-{
-	return helper_forward(&engine, "kubernetes helper", type, id, data,
-	    len);
-}
-
-/* Sends payload (taken); one that cannot be encoded is fatal. */
-int
-kube_engine_send(uint32_t type, uint64_t id, json_t *payload)
-{
-	char *text;
-
-	if ((text = json_dumps(payload, JSON_COMPACT)) == NULL ||
-	    kube_engine_forward(type, id, text, strlen(text)) == -1)
-		fatalx("kubernetes helper: cannot send a result");
-	free(text);
-	json_decref(payload);
-	return 0;
-}
 
 static void
 on_term(int sig)
@@ -98,7 +76,7 @@ worker_main(int out, const struct worker *w, int credfd)
 	signal(SIGHUP, SIG_IGN);
 	sigfillset(&all);
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
-	close(engine.fd);
+	engine_forget();
 	claim_close();
 	r = kube_run(conf, &api, w->id, w->req, credfd, w->claim);
 	if (credfd != -1)
@@ -124,7 +102,7 @@ worker_end(struct worker *w)
 	if (stopping)
 		json_decref(r);
 	else
-		kube_engine_send(LMSG_DONE, w->id, r);
+		engine_done(w->id, r);
 	ev_del(w->fd);
 	close(w->fd);
 	free(w->buf);
@@ -169,7 +147,7 @@ refuse(uint64_t id, int credfd, json_t *req, int seeded, const char *why)
 	if (seeded)
 		claim_collect(id, req, r);
 	json_decref(req);
-	kube_engine_send(LMSG_DONE, id, r);
+	engine_done(id, r);
 }
 
 static void
@@ -247,46 +225,6 @@ shutdown_helper(void)
 }
 
 static void
-kube_engine_event(int fd, short revents, void *arg)
-{
-	struct msg m;
-	ssize_t n;
-	int r;
-
-	(void)arg;
-	if ((revents & POLLOUT) && channel_flush(&engine) == -1) {
-		shutdown_helper();
-		return;
-	}
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = channel_read(&engine);
-		if (n == 0 || (n == -1 && errno != EAGAIN)) {
-			ev_del(fd);
-			shutdown_helper();
-			return;
-		}
-		while ((r = channel_get(&engine, &m)) == 1) {
-			if (m.hdr.type == LMSG_RUN)
-				run(m.hdr.reqid, m.data, m.len, m.fd);
-			else if (m.hdr.type == LMSG_KILL && m.fd == -1)
-				cancel(m.hdr.reqid);
-			else if (m.fd == -1 && (m.hdr.type == LMSG_SESSION_OPEN ||
-			    m.hdr.type == LMSG_SESSION_CALL ||
-			    m.hdr.type == LMSG_SESSION_CANCEL ||
-			    m.hdr.type == LMSG_SESSION_CLOSE))
-				kube_session_message(m.hdr.type, m.hdr.reqid,
-				    m.data, m.len);
-			else
-				fatalx("kubernetes helper: unexpected %u",
-				    m.hdr.type);
-		}
-		if (r == -1)
-			fatalx("kubernetes helper: garbled frame");
-	}
-	ev_set(fd, POLLIN | (channel_pending(&engine) ? POLLOUT : 0));
-}
-
-static void
 helper_signal(int sig, void *arg)
 {
 	pid_t pid;
@@ -333,15 +271,21 @@ claim_check(const struct as_config *c, struct kube_api *a)
 	json_decref(pvc);
 }
 
+static const struct engine_role kube_role = {
+	.name = "kubernetes helper",
+	.run = run,
+	.kill = cancel,
+	.session = kube_session_message,
+	.gone = shutdown_helper,
+};
+
 void
 kube_main(const struct as_config *c, int fd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0 };
 	char why[512];
-	json_t *swept;
 
 	conf = c;
-	log_procinit("runnerd-kube");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init");
 	if (kube_load(&api, conf->kubernetes.kubeconfig, why,
@@ -351,17 +295,12 @@ kube_main(const struct as_config *c, int fd)
 		claim_start(conf);
 	priv_drop(conf->runnerd.user);
 	ev_init();
-	channel_init(&engine, fd);
+	engine_start(&kube_role, fd);
 	if (ev_signals(sigs, helper_signal, NULL) == -1)
 		fatal("kubernetes helper: signals");
-	if (ev_add(fd, POLLIN, kube_engine_event, NULL) == -1)
-		fatal("kubernetes helper: ev_add");
 	if (conf->kubernetes.pvc[0] != '\0')
 		claim_check(conf, &api);
-	/* Always sent: runnerd then ends the calls it left open. */
-	if ((swept = kube_sweep(conf, &api)) == NULL)
-		swept = json_pack("{s:[]}", "sandboxes");
-	kube_engine_send(LMSG_SWEPT, 0, swept);
+	engine_swept(kube_sweep(conf, &api), NULL);
 	(void)kube_sessions(conf, &api);
 	/* Workers are forked from here: none may share a TLS connection. */
 	kube_disconnect(&api);
@@ -369,7 +308,7 @@ kube_main(const struct as_config *c, int fd)
 		fatal("kubernetes helper: event loop");
 	while (!TAILQ_EMPTY(&workers))
 		worker_end(TAILQ_FIRST(&workers));
-	(void)channel_flush(&engine);
+	engine_flush();
 	kube_free(&api);
 	_exit(0);
 }

@@ -2,8 +2,9 @@
 /*
  * The kubernetes backend (kubernetes.c): one Job per call, created,
  * watched and deleted over the cluster's API by a helper process that
- * runnerd forks before it sandboxes itself, since libcurl needs DNS,
- * the CA file and more syscalls than the engine's filter allows.
+ * runnerd starts (runnerd -K) before it sandboxes itself, since libcurl
+ * needs DNS, the CA file and more syscalls than the engine's filter
+ * allows.
  */
 #ifndef RUNNERD_KUBE_H
 #define RUNNERD_KUBE_H
@@ -98,8 +99,6 @@ void	 kube_ws_close(struct kube_ws *);
 /* kube/session.c: sessions on claimed agent-sandbox Sandboxes */
 int	 kube_sessions(const struct as_config *, struct kube_api *);
 void	 kube_session_message(uint32_t, uint64_t, const uint8_t *, size_t);
-int	 kube_engine_send(uint32_t, uint64_t, json_t *);
-int	 kube_engine_forward(uint32_t, uint64_t, const void *, size_t);
 
 /* kubernetes.c: the helper process */
 void	 kube_main(const struct as_config *, int) __attribute__((noreturn));

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "io.h"
 #include "kube.h"
 #include "log.h"
@@ -432,8 +433,6 @@ static struct sessbox_ops kube_ops = {
 	.stop = kube_stop,
 	.exit_why = kube_exit_why,
 	.shutdown = kube_stop,
-	.send = kube_engine_send,
-	.forward = kube_engine_forward,
 };
 
 /* Claims a previous runnerd left: deleted, with what hangs off them. */
@@ -523,11 +522,11 @@ kube_session_message(uint32_t type, uint64_t key, const uint8_t *data,
 	}
 	/* sessions_off: the engine runs run_shell one-shot from now on. */
 	if (type == LMSG_SESSION_OPEN || type == LMSG_SESSION_CLOSE)
-		kube_engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s, s:b}",
+		engine_send(LMSG_SESSION_ENDED, key, json_pack("{s:s, s:b}",
 		    "reason", sessions_off != NULL ? sessions_off :
 		    "sessions are disabled here (runnerd.sessions_max is 0)",
 		    "sessions_off", 1));
 	else if (type == LMSG_SESSION_CALL)
-		kube_engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
+		engine_send(LMSG_SESSION_REPLY, key, json_pack("{s:s}",
 		    "error", "the session is not ready for a call"));
 }

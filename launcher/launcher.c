@@ -13,7 +13,6 @@
  * a call for the CPU.
  */
 #include <sys/types.h>
-#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -28,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "event.h"
 #include "frame.h"
 #include "io.h"
@@ -68,41 +68,11 @@ struct sbx {
 };
 
 static const struct as_config	*conf;
-static struct channel		 engine;
 static char			 rootfs[PATH_MAX];
 static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
 
 static void	 sbx_finish(struct sbx *);
 static void	 pool_refill(void);
-
-/*
- * Frames bytes for the engine; -1 when they do not fit.  What the
- * sandbox produced decides their size, so that ends one call, not the
- * launcher.
- */
-int
-engine_forward(uint32_t type, uint64_t id, const void *data, size_t len)
-{
-	return helper_forward(&engine, "launcher", type, id, data, len);
-}
-
-/* Sends payload (taken, may be NULL when it could not be built). */
-int
-engine_send(uint32_t type, uint64_t id, json_t *payload)
-{
-	char *text;
-	int rv = -1;
-
-	if (payload != NULL &&
-	    (text = json_dumps(payload, JSON_COMPACT)) != NULL) {
-		rv = engine_forward(type, id, text, strlen(text));
-		free(text);
-	} else
-		log_warnx("launcher: %016llx: cannot encode message %u",
-		    (unsigned long long)id, type);
-	json_decref(payload);
-	return rv;
-}
 
 static void
 done_failed(uint64_t id, const char *why)
@@ -449,43 +419,9 @@ sbx_finish(struct sbx *s)
 		json_object_set_new(r, "cleanup_failed", json_true());
 	if (r != NULL)
 		result_fit(s, r);
-	if (r == NULL || engine_send(LMSG_DONE, s->id, r) == -1)
-		done_failed(s->id, "cannot send the result: too large or out of memory");
+	engine_done(s->id, r);
 	sbx_free(s);
 	pool_refill();
-}
-
-/*
- * The child that becomes `runsc run` for a bundle: stdin (or /dev/null
- * when -1), stdout and stderr as given; with egressfd, the sandbox's
- * network namespace with the proxy's listener in it.
- */
-void
-runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
-    int in, int out, int err, int egressfd)
-{
-	char root[PATH_MAX];
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	/* runsc --attached: if the launcher dies, so does the sandbox. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-		_exit(126);
-	if (egressfd != -1 && egress_listen_here(egressfd) == -1)
-		_exit(126);
-	if (in == -1 && (in = open("/dev/null", O_RDONLY)) == -1)
-		_exit(126);
-	if (dup2(in, 0) == -1 || dup2(out, 1) == -1 || dup2(err, 2) == -1)
-		_exit(126);
-	closefrom(3);
-	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
-		_exit(126);
-	execl(c->runnerd.runsc, "runsc", "--root", root,
-	    egressfd != -1 ? "--network=host" : "--network=none",
-	    "run", "--bundle", bundle, cid, (char *)NULL);
-	_exit(127);
 }
 
 /* runsc for s, with stdin in (-1: /dev/null), which it closes. */
@@ -773,52 +709,26 @@ sbx_find(uint64_t id)
 	return NULL;
 }
 
+/* LMSG_RUN */
 static void
-launcher_engine_event(int fd, short revents, void *arg)
+launcher_run(uint64_t id, const uint8_t *data, size_t len, int credfd)
+{
+	if (sbx_find(id) == NULL) {
+		sbx_start(id, data, len, credfd);
+		return;
+	}
+	if (credfd != -1)
+		close_received(credfd);
+	done_failed(id, "request id already running");
+}
+
+static void
+launcher_kill(uint64_t id)
 {
 	struct sbx *s;
-	struct msg m;
-	ssize_t n;
-	int r;
 
-	(void)arg;
-	if ((revents & POLLOUT) && channel_flush(&engine) == -1)
-		fatal("launcher: engine channel");
-	if (revents & (POLLIN | POLLHUP | POLLERR)) {
-		n = channel_read(&engine);
-		if (n == 0 || (n == -1 && errno != EAGAIN)) {
-			/* The engine is gone: end every sandbox and leave. */
-			ev_break();
-			return;
-		}
-		while ((r = channel_get(&engine, &m)) == 1) {
-			if (m.hdr.type == LMSG_RUN) {
-				if (sbx_find(m.hdr.reqid) != NULL) {
-					if (m.fd != -1)
-						close_received(m.fd);
-					done_failed(m.hdr.reqid,
-					    "request id already running");
-				} else
-					sbx_start(m.hdr.reqid, m.data, m.len,
-					    m.fd);
-			} else if (m.hdr.type == LMSG_JOURNAL_DONE &&
-			    m.len == 0 && m.fd == -1)
-				journal_remove();
-			else if (m.hdr.type == LMSG_KILL && m.len == 0) {
-				if ((s = sbx_find(m.hdr.reqid)) != NULL)
-					sbx_kill(s, "killed");
-			} else if (m.hdr.type >= LMSG_SESSION_OPEN &&
-			    m.hdr.type <= LMSG_SESSION_CLOSE && m.fd == -1)
-				sessbox_message(m.hdr.type, m.hdr.reqid,
-				    m.data, m.len);
-			else
-				fatalx("launcher: unexpected message %u",
-				    m.hdr.type);
-		}
-		if (r == -1)
-			fatalx("launcher: garbled frame from the engine");
-	}
-	ev_set(fd, POLLIN | (channel_pending(&engine) ? POLLOUT : 0));
+	if ((s = sbx_find(id)) != NULL)
+		sbx_kill(s, "killed");
 }
 
 static void
@@ -875,18 +785,29 @@ launcher_shutdown(void)
 	journal_sync();
 }
 
+static const struct engine_role launcher_role = {
+	.name = "launcher",
+	.run = launcher_run,
+	.kill = launcher_kill,
+	.session = sessbox_message,
+	.journal_done = journal_remove,
+	/* launcher_main ends every sandbox once its loop is left. */
+	.gone = ev_break,
+};
+
 void
 launcher_main(const struct as_config *c, int fd)
 {
 	static const int sigs[] = { SIGCHLD, SIGTERM, SIGINT, SIGHUP, 0 };
 	char path[PATH_MAX];
-	json_t *swept, *journal;
 
 	conf = c;
-	log_procinit("runnerd-launcher");
+	if (sandbox_init_find(NULL) == -1)
+		fatalx("launcher: no %s", sandbox_init_path());
+	egress_init(conf);
 	journal_lock(conf);
 	ev_init();
-	channel_init(&engine, fd);
+	engine_start(&launcher_role, fd);
 	if (ev_signals(sigs, launcher_signal, NULL) == -1)
 		fatal("launcher: signals");
 	if (pathf(path, sizeof(path), "%s/bundles", conf->runnerd.state_dir) ==
@@ -895,16 +816,9 @@ launcher_main(const struct as_config *c, int fd)
 	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
 		fatal("rootfs %s", rootfs);
 	tfinit_init(conf);
-	/* Always sent: runnerd then ends the calls it left open. */
-	if ((swept = sweep(conf)) == NULL)
-		swept = json_pack("{s:[]}", "sandboxes");
-	if (swept != NULL && (journal = journal_read()) != NULL)
-		json_object_set_new(swept, "journal", journal);
-	engine_send(LMSG_SWEPT, 0, swept);
+	engine_swept(sweep(conf), journal_read());
 	launcher_sessions(conf, rootfs);
 	pool_refill();
-	if (ev_add(fd, POLLIN | POLLOUT, launcher_engine_event, NULL) == -1)
-		fatal("launcher: ev_add");
 	if (ev_loop() == -1)
 		fatal("launcher: event loop");
 	launcher_shutdown();

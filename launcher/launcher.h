@@ -2,9 +2,10 @@
 /*
  * The gvisor backend's privileged half.  runsc needs root and a wide
  * set of syscalls, and a seccomp filter survives execve, so runnerd
- * forks this launcher before it drops anything: it keeps root, talks
- * only to the engine over a socketpair, and only writes bundles, runs
- * runsc, collects output, kills and cleans up.
+ * starts this launcher (runnerd -L, helperlib/exec.c) before it drops
+ * anything: it keeps root, talks only to the engine over a socketpair,
+ * and only writes bundles, runs runsc, collects output, kills and
+ * cleans up.
  */
 #ifndef RUNNERD_LAUNCHER_H
 #define RUNNERD_LAUNCHER_H
@@ -86,27 +87,16 @@ void	 phase_report(struct phase *, const char *);
 void	 phase_close(struct phase *);
 
 void	 launcher_main(const struct as_config *, int) __attribute__((noreturn));
-int	 engine_forward(uint32_t, uint64_t, const void *, size_t);
-int	 engine_send(uint32_t, uint64_t, json_t *);
+
+/* launcher/runsc.c */
 void	 runsc_exec(const struct as_config *, const char *, const char *,
 	    int, int, int, int) __attribute__((noreturn));
 
 /* helperlib/fork.c */
 pid_t	 fork_paired(int *);
 
-/* runnerd/helper.c: the engine's end of the channel to either helper */
-void	 helper_start(const char *, const struct as_config *,
-	    void (*)(const struct as_config *, int), sbx_done_cb, sbx_swept_cb,
-	    sbx_session_cb, sbx_progress_cb);
-int	 helper_send(uint32_t, uint64_t, int, json_t *);
-void	 helper_journal_recorded(void);
-int	 helper_run(const struct sbx_request *);
-void	 helper_kill(uint64_t);
-int	 helper_session_open(uint64_t, uint64_t, const char *);
-int	 helper_session_call(uint64_t, json_t *);
-void	 helper_session_cancel(uint64_t);
-void	 helper_session_close(uint64_t);
-void	 helper_stop(void);
+/* helperlib/exec.c: the helper, as the engine's exec starts it */
+int	 helper_begin(int, char **, struct as_config *);
 
 /* helperlib/request.c: what both helpers check and write of a request */
 int	 workspace_name_ok(const char *);

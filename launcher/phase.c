@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "event.h"
 #include "launcher.h"
 #include "log.h"

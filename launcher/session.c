@@ -106,8 +106,6 @@ static struct sessbox_ops runsc_ops = {
 	.exit_why = runsc_exit_why,
 	.cleanup = runsc_cleanup,
 	.shutdown = runsc_shutdown,
-	.send = engine_send,
-	.forward = engine_forward,
 	.start_ms = START_MS,
 	.warm_here = 1,
 };

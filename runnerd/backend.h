@@ -4,7 +4,7 @@
  * files in; get back its exit status, capped output and files out; kill
  * it.  A backend cleans up after itself, also after a kill.  gvisor
  * runs runsc on this machine; kubernetes runs a Job per call on a
- * cluster (kubernetes.c).
+ * cluster (kubernetes.c).  runnerd.backend names the one in use.
  */
 #ifndef RUNNERD_BACKEND_H
 #define RUNNERD_BACKEND_H
@@ -48,8 +48,7 @@ typedef void	(*sbx_swept_cb)(json_t *);
  * "warm", "start_ms"}) or ENDED; each session_call gets one REPLY (the
  * agent's JSON object); ENDED ({"reason"}) comes once the sandbox is
  * gone, after session_close or on its own, and frees the key.  ENDED
- * with "sessions_off" true says the backend has no sessions at all.  A
- * backend without sessions leaves the session_* members NULL.
+ * with "sessions_off" true says the backend has no sessions at all.
  */
 #define SESSION_ID_LEN	21	/* "ses-" + 16 hex digits + NUL */
 
@@ -66,23 +65,31 @@ typedef void	(*sbx_session_cb)(enum sbx_session_event, uint64_t, json_t *);
  */
 typedef void	(*sbx_progress_cb)(uint64_t, json_t *);
 
-struct backend {
-	const char	*name;
-	/* Before privileges drop: check the runtime, start helpers. */
-	void		(*init)(const struct as_config *, sbx_done_cb,
-			    sbx_swept_cb, sbx_session_cb, sbx_progress_cb);
-	int		(*start)(const struct sbx_request *);
-	void		(*kill)(uint64_t);
-	/* The key, the request that opens it and the session's id. */
-	int		(*session_open)(uint64_t, uint64_t, const char *);
-	int		(*session_call)(uint64_t, json_t *);
-	void		(*session_cancel)(uint64_t);
-	void		(*session_close)(uint64_t);
-	/* On exit: end what runs and wait until it is cleaned up. */
-	void		(*stop)(void);
-};
+/*
+ * Both backends are a helper process behind one channel (helper.c):
+ * gvisor's launcher (launcher/), the kubernetes helper (kube/).  Each
+ * backend's init, before privileges drop, checks its runtime and
+ * starts its helper; the rest is the same for both.
+ */
+void	 gvisor_init(const struct as_config *, sbx_done_cb, sbx_swept_cb,
+	    sbx_session_cb, sbx_progress_cb);
+void	 kubernetes_init(const struct as_config *, sbx_done_cb, sbx_swept_cb,
+	    sbx_session_cb);
 
-extern const struct backend	gvisor_backend;
-extern const struct backend	kubernetes_backend;	/* kubernetes.c */
+/* helper.c: the engine's end of the channel to either helper */
+#define HELPER_CHANNEL_FD	3	/* in the helper, after the exec */
+void	 helper_start(const char *, const struct as_config *, const char *,
+	    sbx_done_cb, sbx_swept_cb, sbx_session_cb, sbx_progress_cb);
+int	 helper_send(uint32_t, uint64_t, int, json_t *);
+void	 helper_journal_recorded(void);
+int	 helper_run(const struct sbx_request *);
+void	 helper_kill(uint64_t);
+/* The key, the request that opens it and the session's id. */
+int	 helper_session_open(uint64_t, uint64_t, const char *);
+int	 helper_session_call(uint64_t, json_t *);
+void	 helper_session_cancel(uint64_t);
+void	 helper_session_close(uint64_t);
+/* On exit: end what runs and wait until it is cleaned up. */
+void	 helper_stop(void);
 
 #endif

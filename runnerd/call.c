@@ -31,7 +31,6 @@
 
 /* Set by main(); here so that unit tests can link this file without it. */
 struct as_config		 runnerd_conf;
-const struct backend		*runnerd_backend;
 
 static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t			 nadmitted;	/* past the wait: DECIDING on */
@@ -78,56 +77,6 @@ call_find(uint64_t id)
 	return NULL;
 }
 
-/*
- * A result travels in one frame, and JSON escapes can make output six
- * times its size.  A result whose encoding would not fit, with room
- * for mcpd's envelope, first loses the copies of the output in its
- * structuredContent, base64 ones too (the content text keeps the
- * output), then becomes a short error in place.  The encoding, and in
- * *delivered which of the three went out, for the audit record.
- */
-#define RESULT_MAX	(MSG_MAX_PAYLOAD - 64 * 1024)
-
-static char *
-result_encode(json_t *res, const char **delivered)
-{
-	json_t *sc, *short_res;
-	char *text;
-
-	*delivered = "whole";
-	if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
-	    strlen(text) <= RESULT_MAX)
-		return text;
-	free(text);
-	sc = json_object_get(res, "structuredContent");
-	if (json_object_get(sc, "stdout") != NULL ||
-	    json_object_get(sc, "stderr") != NULL) {
-		*delivered = "truncated";
-		json_object_del(sc, "stdout");
-		json_object_del(sc, "stderr");
-		json_object_del(sc, "stdout_base64");
-		json_object_del(sc, "stderr_base64");
-		json_object_set_new(sc, "truncated", json_true());
-		if ((text = json_dumps(res, JSON_COMPACT)) == NULL ||
-		    strlen(text) <= RESULT_MAX)
-			return text;
-		free(text);
-	}
-	*delivered = "replaced";
-	short_res = text_result(1, "the result was too large to deliver "
-	    "(over 16 MiB as JSON); write the output to a file and read it "
-	    "in parts", json_pack("{s:O*, s:s, s:s}", "request_id",
-	    json_object_get(sc, "request_id"), "status", "failed", "reason",
-	    "result too large"));
-	if (short_res == NULL || json_object_clear(res) == -1 ||
-	    json_object_update(res, short_res) == -1) {
-		json_decref(short_res);
-		return NULL;
-	}
-	json_decref(short_res);
-	return json_dumps(res, JSON_COMPACT);
-}
-
 /* Sends an encoded result to the call's client, if it is still there. */
 static void
 send_text(const struct call *k, const char *text)
@@ -138,51 +87,6 @@ send_text(const struct call *k, const char *text)
 	    NULL && conn_send(c, MSG_TOOL_RESULT, k->id, -1, text,
 	    strlen(text)) == -1)
 		log_warn("result for %016llx", (unsigned long long)k->id);
-}
-
-json_t *
-text_result(int is_error, const char *text, json_t *structured)
-{
-	return text_result_json(is_error, json_string(text), structured);
-}
-
-/* The same with the text a JSON string, which it takes (NULs kept). */
-json_t *
-text_result_json(int is_error, json_t *text, json_t *structured)
-{
-	json_t *r;
-
-	r = json_pack("{s:b, s:[{s:s, s:o}]}", "isError", is_error,
-	    "content", "type", "text", "text", text);
-	if (r != NULL && structured != NULL)
-		json_object_set_new(r, "structuredContent", structured);
-	else
-		json_decref(structured);
-	return r;
-}
-
-/*
- * Every result names its call, and one that ended early says how
- * (status) and why (reason, its text), as the output schemas have it.
- */
-static void
-result_stamp(const struct call *k, json_t *res)
-{
-	char rid[REQID_STR_LEN];
-	json_t *sc;
-
-	if ((sc = json_object_get(res, "structuredContent")) == NULL) {
-		sc = json_pack("{s:s, s:O*}", "status",
-		    json_is_true(json_object_get(res, "isError")) ? "failed" :
-		    "ok", "reason", json_object_get(json_array_get(
-		    json_object_get(res, "content"), 0), "text"));
-		json_object_set_new(res, "structuredContent", sc);
-	}
-	reqid_format(k->id, rid);
-	json_object_set_new(sc, "request_id", json_string(rid));
-	if (k->revoke_failed)
-		json_object_set_new(sc, "credential_revoke_failed",
-		    json_true());
 }
 
 /* The result of a call whose end could not be recorded. */
@@ -408,7 +312,7 @@ started(void *arg, const char *why)
 		return;
 	k->state = CALL_RUNNING;
 	k->ran = 1;
-	failed = runnerd_backend->start(req) == -1;
+	failed = helper_run(req) == -1;
 	/* start() takes the descriptor, whatever it returns. */
 	req->credfd = -1;
 	if (failed)
@@ -438,7 +342,7 @@ start(struct call *k)
 		return;
 	}
 	audit_post("sandbox.started", k->id, json_pack("{s:s, s:s, s:O*}",
-	    "tool", k->tool, "backend", runnerd_backend->name, "egress",
+	    "tool", k->tool, "backend", runnerd_conf.runnerd.backend, "egress",
 	    req->egress), started, k);
 }
 
@@ -1066,59 +970,6 @@ call_start(struct conn *c, uint64_t reqid, json_t *call)
 	    tool, "arguments", args_recorded(args)), requested, k);
 }
 
-const char *
-status_text(const char *status)
-{
-	if (strcmp(status, "deadline") == 0)
-		return "killed: wall-clock deadline reached";
-	if (strcmp(status, "memory_limit") == 0)
-		return "killed: memory limit reached";
-	if (strcmp(status, "output_limit") == 0)
-		return "killed: output limit reached";
-	if (strcmp(status, "killed") == 0)
-		return "killed: cancelled";
-	return "the sandbox failed";
-}
-
-static size_t
-put(char *buf, size_t at, const char *s, size_t len)
-{
-	if (len > 0)
-		memcpy(buf + at, s, len);
-	return at + len;
-}
-
-/*
- * What a person reads of a command's run: stdout, stderr (JSON strings,
- * NULs and all), a note; as a JSON string, NULL when out of memory.
- */
-json_t *
-run_text(const json_t *out, const json_t *err, const char *note)
-{
-	static const char err_head[] = "\n[stderr]\n";
-	static const char note_head[] = "\n[sandbox] ";
-	size_t olen = json_string_length(out), elen = json_string_length(err);
-	size_t nlen = note != NULL ? strlen(note) : 0, n = 0;
-	char *buf;
-	json_t *j;
-
-	if ((buf = malloc(olen + elen + nlen + sizeof(err_head) +
-	    sizeof(note_head))) == NULL)
-		return NULL;
-	n = put(buf, n, json_string_value(out), olen);
-	if (elen > 0) {
-		n = put(buf, n, err_head, sizeof(err_head) - 1);
-		n = put(buf, n, json_string_value(err), elen);
-	}
-	if (note != NULL) {
-		n = put(buf, n, note_head, sizeof(note_head) - 1);
-		n = put(buf, n, note, nlen);
-	}
-	j = json_stringn(buf, n);
-	free(buf);
-	return j;
-}
-
 /* The MCP result of the call's run; terraform_apply may ask approvald. */
 static void
 shape(struct call *k)
@@ -1249,7 +1100,7 @@ call_cancel(struct conn *c, uint64_t id, int answer)
 			session_cancel(k);
 		} else {
 			reason = "stopped while it ran";
-			runnerd_backend->kill(id);
+			helper_kill(id);
 		}
 		break;
 	default:
@@ -1285,7 +1136,7 @@ call_conn_closed(struct conn *c)
 			    "while it waited for a sandbox");
 		} else if (k->state == CALL_RUNNING &&
 		    k->kind != CALL_SESSION)
-			runnerd_backend->kill(k->id);
+			helper_kill(k->id);
 	}
 	session_conn_closed(c->id);
 	await_conn_closed(c);
@@ -1301,6 +1152,6 @@ call_swept(json_t *j)
 	json_array_foreach(json_object_get(j, "sandboxes"), i, v)
 		if (reqid_parse(json_string_value(v), &id) == 0)
 			audit_post("sandbox.swept", id, json_pack("{s:s}",
-			    "backend", runnerd_backend->name), NULL, NULL);
+			    "backend", runnerd_conf.runnerd.backend), NULL, NULL);
 	trail_restart(json_object_get(j, "journal"));
 }

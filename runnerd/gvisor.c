@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The gvisor backend, engine side: checks that runsc is there, forks
- * the privileged launcher (launcher.c) before runnerd drops anything,
+ * The gvisor backend, engine side: checks that runsc is there, starts
+ * the privileged launcher (launcher/) before runnerd drops anything,
  * and turns start and sessions into messages to it (helper.c).  No
  * fallback: without runsc runnerd does not start.
  */
@@ -35,7 +35,7 @@ mkdirs(const char *dir)
 		fatal("mkdir %s", path);
 }
 
-static void
+void
 gvisor_init(const struct as_config *conf, sbx_done_cb done,
     sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
 {
@@ -65,19 +65,6 @@ gvisor_init(const struct as_config *conf, sbx_done_cb done,
 	    conf->runnerd.state_dir) == -1)
 		fatalx("state_dir too long");
 	mkdirs(runsc_root);
-	egress_init(conf);
-	helper_start("sandbox launcher", conf, launcher_main, done, swept,
-	    session, progress);
+	helper_start("sandbox launcher", conf, "-L", done, swept, session,
+	    progress);
 }
-
-const struct backend gvisor_backend = {
-	.name = "gvisor",
-	.init = gvisor_init,
-	.start = helper_run,
-	.kill = helper_kill,
-	.stop = helper_stop,
-	.session_open = helper_session_open,
-	.session_call = helper_session_call,
-	.session_cancel = helper_session_cancel,
-	.session_close = helper_session_close,
-};

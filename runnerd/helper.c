@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The engine's end of the channel to a backend's helper: the process
- * forked before runnerd sandboxes itself, because it keeps what the
+ * started before runnerd sandboxes itself, because it keeps what the
  * engine gives up (root for runsc; the network and libcurl's syscalls
- * for a cluster).  Both backends speak LMSG_* frames (proto.h) over
- * a socketpair.  One backend runs per runnerd, so there is one channel.
+ * for a cluster).  It is runnerd re-executed (helperlib/exec.c), so
+ * that it has nothing of the engine's: not its descriptors, not its
+ * memory layout.  Both backends speak LMSG_* frames (proto.h) over a
+ * socketpair.  One backend runs per runnerd, so there is one channel.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,14 +107,46 @@ helper_event(int fd, short revents, void *arg)
 }
 
 /*
- * Forks the helper, which runs helper_main with its end of the channel
- * and never returns.  A backend without sessions passes session NULL,
- * one without phases progress NULL.
+ * In the child: runnerd again, as `runnerd role [-d] [-v...]`, with the
+ * channel on HELPER_CHANNEL_FD and nothing else above stdio.
+ * /proc/self/exe is the engine's own image, also when the file it
+ * was started from has been replaced since.
+ */
+static __attribute__((noreturn)) void
+helper_exec(const char *role, int fd)
+{
+	char *argv[8];
+	int argc = 0, v;
+
+	argv[argc++] = "runnerd";
+	argv[argc++] = (char *)role;
+	if (log_getforeground())
+		argv[argc++] = "-d";
+	for (v = log_getverbose(); v > 0 && argc < 7; v--)
+		argv[argc++] = "-v";
+	argv[argc] = NULL;
+	/* dup2 onto itself would keep the pair's close-on-exec. */
+	if ((fd != HELPER_CHANNEL_FD && dup2(fd, HELPER_CHANNEL_FD) == -1) ||
+	    fcntl(HELPER_CHANNEL_FD, F_SETFD, 0) == -1)
+		log_warn("helper channel");
+	else {
+		closefrom(HELPER_CHANNEL_FD + 1);
+		execv("/proc/self/exe", argv);
+		log_warn("exec runnerd %s", role);
+	}
+	/* The engine sees the channel close and stops. */
+	_exit(127);
+}
+
+/*
+ * Starts the helper, runnerd with role (-L, -K), and hands it conf.  A
+ * backend without sessions passes session NULL, one without phases
+ * progress NULL.
  */
 void
 helper_start(const char *name, const struct as_config *conf,
-    void (*helper_main)(const struct as_config *, int), sbx_done_cb done,
-    sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
+    const char *role, sbx_done_cb done, sbx_swept_cb swept,
+    sbx_session_cb session, sbx_progress_cb progress)
 {
 	int fd;
 
@@ -123,8 +158,11 @@ helper_start(const char *name, const struct as_config *conf,
 	if ((helper_pid = fork_paired(&fd)) == -1)
 		fatal("%s", name);
 	if (helper_pid == 0)
-		helper_main(conf, fd);
+		helper_exec(role, fd);
 	channel_init(&helper, fd);
+	if (channel_send_sync(&helper, LMSG_CONFIG, 0, -1, conf,
+	    sizeof(*conf), -1) == -1)
+		fatal("%s: the configuration", name);
 	if (ev_add(fd, POLLIN, helper_event, NULL) == -1)
 		fatal("ev_add");
 }

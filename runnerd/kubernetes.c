@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The kubernetes backend, the engine's side: start, kill and sessions
- * become messages to the kubernetes helper (kube/kube.c), forked
+ * become messages to the kubernetes helper (kube/kube.c), started
  * before runnerd sandboxes itself, over the gvisor launcher's protocol
  * (LMSG_*) and channel (helper.c).  Whether the cluster has sessions
  * (the agent-sandbox controller) the helper finds out: without, it
@@ -17,14 +17,13 @@
 #include "launcher.h"
 #include "log.h"
 
-static void
+void
 kubernetes_init(const struct as_config *conf, sbx_done_cb done,
-    sbx_swept_cb swept, sbx_session_cb session, sbx_progress_cb progress)
+    sbx_swept_cb swept, sbx_session_cb session)
 {
 	const char *path = conf->kubernetes.pvc_path;
 	struct stat st;
 
-	(void)progress;
 	if (access(conf->kubernetes.kubeconfig, R_OK) == -1)
 		fatal("kubernetes backend: kubeconfig %s (kubernetes."
 		    "kubeconfig)", conf->kubernetes.kubeconfig);
@@ -38,18 +37,6 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
 		    "absolute path to a directory (without a trailing /)",
 		    path);
-	helper_start("kubernetes helper", conf, kube_main, done, swept, session,
+	helper_start("kubernetes helper", conf, "-K", done, swept, session,
 	    NULL);
 }
-
-const struct backend kubernetes_backend = {
-	.name = "kubernetes",
-	.init = kubernetes_init,
-	.start = helper_run,
-	.kill = helper_kill,
-	.stop = helper_stop,
-	.session_open = helper_session_open,
-	.session_call = helper_session_call,
-	.session_cancel = helper_session_cancel,
-	.session_close = helper_session_close,
-};

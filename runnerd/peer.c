@@ -58,7 +58,7 @@ struct peer {
 	const char		*name;
 	int			 in_order;	/* and spools */
 	void			(*orphan)(struct msg *, json_t *);
-	/* What the peer sends unasked: 1 if it was that. */
+	/* What the peer sends unasked: 1 if it was that (peer_init). */
 	int			(*push)(const struct msg *, json_t *);
 	void			(*lost)(void);	/* and what it forgot */
 	struct channel		 ch;
@@ -69,8 +69,7 @@ struct peer {
 static void	issued_orphan(struct msg *, json_t *);
 
 static struct peer peers[] = {
-	[PEER_APPROVALD] = { "approval.sock", "approvald", 0, NULL,
-	    .push = await_pushed, .lost = await_peer_lost },
+	[PEER_APPROVALD] = { "approval.sock", "approvald", 0, NULL },
 	[PEER_BROKERD] = { "broker.sock", "brokerd", 0, issued_orphan },
 	[PEER_AUDITD] = { "audit.sock", "auditd", 1, NULL },
 };
@@ -78,6 +77,8 @@ static struct peer peers[] = {
 #define SPOOL_RETRY_MS	1000	/* between connections to a lost auditd */
 
 #define NPEERS	(sizeof(peers) / sizeof(peers[0]))
+
+static void	(*audit_posted)(uint64_t, const char *, const json_t *);
 
 static void	peer_event(int, short, void *);
 static void	peer_retry(void *);
@@ -119,11 +120,20 @@ pending_fail(struct pending *pe, const char *why)
 	pending_free(pe);
 }
 
+/*
+ * What the layers above hear unasked goes to h's callbacks; h NULL (a
+ * unit test): nobody listens.
+ */
 void
-peer_init(void)
+peer_init(const struct peer_hooks *h)
 {
 	size_t i;
 
+	if (h != NULL) {
+		peers[PEER_APPROVALD].push = h->approvald_push;
+		peers[PEER_APPROVALD].lost = h->approvald_lost;
+		audit_posted = h->audit_posted;
+	}
 	for (i = 0; i < NPEERS; i++) {
 		peers[i].ch.fd = -1;
 		TAILQ_INIT(&peers[i].pending);
@@ -528,7 +538,8 @@ audit_post(const char *event, uint64_t reqid, json_t *fields, audit_cb cb,
 {
 	static struct audit_writer writer;
 
-	call_log(reqid, event, fields);
+	if (audit_posted != NULL)
+		audit_posted(reqid, event, fields);
 	peer_queue(PEER_AUDITD, MSG_AUDIT_EVENT, reqid,
 	    audit_payload_by(&writer, event, reqid, fields), MSG_AUDIT_ACK,
 	    NULL, cb, arg);

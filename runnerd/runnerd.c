@@ -3,13 +3,16 @@
  * runnerd: takes tool calls from mcpd on runner.sock, has each decided
  * by approvald and credentialed by brokerd, runs it in a sandbox and
  * records every step with auditd.  The sandbox backend's privileged
- * part is forked before this process drops to its user and seccomp.
+ * part is started before this process drops to its user and seccomp:
+ * runnerd again, with -L (the launcher) or -K (the kubernetes helper).
  */
 #include <string.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "daemon.h"
+#include "kube.h"
+#include "launcher.h"
 #include "log.h"
 #include "runnerd.h"
 #include "sandbox.h"
@@ -47,6 +50,13 @@ static const struct msg_rule mcpd_rules[] = {
 	{ 0, 0, 0, 0, NULL, NULL }
 };
 
+/* The transport (peer.c) calls no layer above it: they listen here. */
+static const struct peer_hooks	 peer_hooks = {
+	.approvald_push = await_pushed,
+	.approvald_lost = await_peer_lost,
+	.audit_posted = call_log,
+};
+
 static struct listener	 runner_listener = {
 	.name = "runner.sock",
 	.owner = runnerd_conf.runnerd.user,
@@ -72,9 +82,13 @@ main(int argc, char *argv[])
 	char err[256];
 	int fd;
 
+	switch (helper_begin(argc, argv, &runnerd_conf)) {
+	case 'L':
+		launcher_main(&runnerd_conf, HELPER_CHANNEL_FD);
+	case 'K':
+		kube_main(&runnerd_conf, HELPER_CHANNEL_FD);
+	}
 	daemon_start(argc, argv, "runnerd", &opts, &runnerd_conf);
-	runnerd_backend = strcmp(runnerd_conf.runnerd.backend,
-	    "kubernetes") == 0 ? &kubernetes_backend : &gvisor_backend;
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("tools: %s", err);
 	if (runner_tools_check(runner_tools, err, sizeof(err)) == -1)
@@ -84,11 +98,15 @@ main(int argc, char *argv[])
 	if ((fd = priv_state_dir(runnerd_conf.runnerd.state_dir,
 	    runnerd_conf.runnerd.user)) == -1)
 		fatal("%s", runnerd_conf.runnerd.state_dir);
-	peer_init();
+	peer_init(&peer_hooks);
 	if (spool_open(fd) == -1)
 		fatal("%s: the audit spool", runnerd_conf.runnerd.state_dir);
-	runnerd_backend->init(&runnerd_conf, call_done, call_swept,
-	    session_event, progress_phase);
+	if (strcmp(runnerd_conf.runnerd.backend, "kubernetes") == 0)
+		kubernetes_init(&runnerd_conf, call_done, call_swept,
+		    session_event);
+	else
+		gvisor_init(&runnerd_conf, call_done, call_swept, session_event,
+		    progress_phase);
 	if (trail_open(fd) == -1)
 		fatal("%s: the trail of open calls",
 		    runnerd_conf.runnerd.state_dir);
@@ -102,6 +120,6 @@ main(int argc, char *argv[])
 	priv_drop(runnerd_conf.runnerd.user);
 	sandbox_enter(ROLE_RUNNERD, &paths, daemon_trap(&runnerd_conf));
 	daemon_run();
-	runnerd_backend->stop();
+	helper_stop();
 	return 0;
 }

@@ -10,7 +10,6 @@
 #include "server.h"
 
 extern struct as_config		 runnerd_conf;
-extern const struct backend	*runnerd_backend;
 
 /* What a call runs; terraform_apply is two calls, before and after a person. */
 enum call_kind {
@@ -125,15 +124,19 @@ void	call_free(struct call *);
 void	call_refuse(struct call *, const char *, const char *);
 void	call_oneshot(struct call *);
 void	call_finish(struct call *, json_t *, json_t *);
-json_t	*run_text(const json_t *, const json_t *, const char *);
-json_t	*text_result(int, const char *, json_t *);
-json_t	*text_result_json(int, json_t *, json_t *);
-const char *status_text(const char *);
 void	call_cancel(struct conn *, uint64_t, int);
 void	cancel_answer(uint32_t, uint64_t, const char *, const char *);
 void	call_conn_closed(struct conn *);
 void	call_done(uint64_t, json_t *);
 void	call_swept(json_t *);
+
+/* result.c: how a call's MCP result reads, and its encoding */
+json_t	*text_result(int, const char *, json_t *);
+json_t	*text_result_json(int, json_t *, json_t *);
+void	 result_stamp(const struct call *, json_t *);
+const char *status_text(const char *);
+json_t	*run_text(const json_t *, const json_t *, const char *);
+char	*result_encode(json_t *, const char **);
 
 /* redact.c: the call's credential cut out of what it returns */
 struct secret;
@@ -185,7 +188,16 @@ enum peer_id {
 };
 /* reply (taken) and fd (taken), or NULL, -1 and why */
 typedef void	(*peer_cb)(void *, json_t *, int, const char *);
-void	peer_init(void);
+/* What the peers say unasked, to the layers above (peer_init). */
+struct peer_hooks {
+	/* approvald's message without an asker: 1 if it was a push */
+	int	(*approvald_push)(const struct msg *, json_t *);
+	/* approvald's connection is gone, and what it pushed with it */
+	void	(*approvald_lost)(void);
+	/* every event audit_post takes, before it goes (fields borrowed) */
+	void	(*audit_posted)(uint64_t, const char *, const json_t *);
+};
+void	peer_init(const struct peer_hooks *);
 void	peer_ask(enum peer_id, uint32_t, uint64_t, json_t *, uint32_t, peer_cb,
 	    void *);
 /* why, or NULL once the event is recorded */

@@ -127,7 +127,7 @@ session_end(struct session *s, const char *why)
 	if (s->ending != NULL)
 		return;
 	s->ending = why;
-	runnerd_backend->session_close(s->key);
+	helper_session_close(s->key);
 }
 
 static void
@@ -235,7 +235,7 @@ agent_send(struct session *s, const struct runner_tool *rt, json_t *args)
 
 	s->used = ev_now_ms();
 	req = agent_request(rt, args);
-	r = req != NULL ? runnerd_backend->session_call(s->key, req) : -1;
+	r = req != NULL ? helper_session_call(s->key, req) : -1;
 	json_decref(req);
 	return r;
 }
@@ -292,11 +292,6 @@ session_call(struct call *k)
 		    "(runnerd.sessions_max is 0)");
 		return;
 	}
-	if (runnerd_backend->session_open == NULL) {
-		call_refuse(k, "tool.failed", "the sandbox backend has no "
-		    "sessions");
-		return;
-	}
 	if (json_object_get(k->args, "path") != NULL && !path_ok(path)) {
 		call_refuse(k, "tool.failed", PATH_RULE);
 		return;
@@ -323,7 +318,7 @@ session_call(struct call *k)
 			    runnerd_conf.runnerd.sessions_max);
 		else {
 			s = session_new(k);
-			if (runnerd_backend->session_open(s->key, k->id,
+			if (helper_session_open(s->key, k->id,
 			    s->id) == -1) {
 				session_free(s);
 				call_refuse(k, "tool.failed",
@@ -565,7 +560,7 @@ session_cancel(struct call *k)
 
 	TAILQ_FOREACH(s, &sessions, entry)
 		if (s->call == k && s->ready && s->ending == NULL)
-			runnerd_backend->session_cancel(s->key);
+			helper_session_cancel(s->key);
 }
 
 /* mcpd is gone: its sessions end, and nobody can claim them. */
@@ -639,7 +634,7 @@ session_ready(struct session *s, json_t *j)
 	/* The key, not s: the session may end before auditd answers. */
 	audit_post("sandbox.started", s->origin, json_pack("{s:s, s:s, s:s,"
 	    " s:O*, s:O*, s:O*}", "tool", s->call->tool, "backend",
-	    runnerd_backend->name, "session_id", s->id, "container",
+	    runnerd_conf.runnerd.backend, "session_id", s->id, "container",
 	    json_object_get(j, "container"), "warm", json_object_get(j,
 	    "warm"), "start_ms", json_object_get(j, "start_ms")),
 	    session_started, (void *)(uintptr_t)s->key);

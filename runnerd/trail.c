@@ -279,7 +279,7 @@ restart_swept(json_t *e)
 	if (rid == NULL || kind == NULL || reqid_parse(rid, &id) == -1)
 		return;
 	restart_post("sandbox.swept", id, json_pack("{s:s, s:s, s:s, s:O*,"
-	    " s:O*}", "backend", runnerd_backend->name, "reason", RESTARTED,
+	    " s:O*}", "backend", runnerd_conf.runnerd.backend, "reason", RESTARTED,
 	    "kind", kind, "session_id", json_object_get(e, "session_id"),
 	    "torn_down_at", json_object_get(e, "when")), 0);
 	/*

@@ -5,7 +5,8 @@
 # runs as a Job, its exit status and output come back, the credential is
 # a file in /run/secrets, the deadline and a cancel end it, and nothing
 # is left in the namespace; leftovers of a dead runnerd are swept; a
-# client certificate serves as well as a token.
+# client certificate serves as well as a token; the helper is runnerd
+# executed again, with nothing of the engine's.
 
 . "$(atf_get_srcdir)/k8s.subr"
 . "$(atf_get_srcdir)/kb.subr"
@@ -166,6 +167,26 @@ sweep_cleanup()
 	kb_stop
 }
 
+atf_test_case helper_exec cleanup
+helper_exec_head()
+{
+	atf_set "descr" "the kubernetes helper is runnerd executed again: stdio, its channel and its signalfd open, nothing of the engine, its own memory layout"
+	atf_set "timeout" "60"
+}
+helper_exec_body()
+{
+	kb_cluster
+	kb_runnerd
+	e=$(cat runnerd.pid)
+	atf_check python3 "$K8S_SRC/../lib/helper_exec.py" "$e" -K \
+	    0="$(readlink /proc/$e/fd/0)" 1="$(pwd)/runnerd.log" \
+	    2="$(pwd)/runnerd.log" 3=socket 4="anon_inode:[signalfd]"
+}
+helper_exec_cleanup()
+{
+	kb_stop
+}
+
 # client_kubeconfig CA CN: runnerd.kubeconfig with a client certificate
 # for CN issued by CA (ca: the double's; other-ca: a stranger's).
 client_kubeconfig()
@@ -280,4 +301,5 @@ atf_init_test_cases()
 	atf_add_test_case deadline
 	atf_add_test_case cancel
 	atf_add_test_case sweep
+	atf_add_test_case helper_exec
 }

@@ -74,7 +74,7 @@ ATF_TC_BODY(left_open, tc)
 	ATF_REQUIRE(trail_open(dir_open()) == 0);
 	/* No loop runs auditd's answer here: 2's end is never recorded. */
 	ev_init();
-	peer_init();
+	peer_init(NULL);
 	trail_restart(NULL);
 	for (i = 0; i < 100000; i++) {
 		trail_begin(100 + i, "run_shell");
