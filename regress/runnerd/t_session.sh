@@ -67,6 +67,10 @@ ss_run()
 		SS_TIMEOUT=30s ss_start "  work_max: 64M" ;;
 	tmpfull)
 		ss_start "  tmp_size: 8M" ;;
+	coreutils|threads)
+		# A compiler, a process pool and 24 threads: seconds on a
+		# loaded machine, where 3 s was seen to run out.
+		SS_TIMEOUT=60s ss_start ;;
 	limits)
 		# About 30 forks at tens of milliseconds each.
 		SS_TIMEOUT=30s ss_start "  work_max: 64M" ;;
