@@ -226,6 +226,17 @@ compat: all
 	python3 regress/compat/compat.py $(COMPAT_ARGS) $(abspath $(BUILD)/bin) \
 	    $(BUILD)/compat
 
+# Not in CI: the kubernetes backend on a real one-node cluster, RK a
+# work folder of ../shared/realnode's recipe with its node and suite up:
+# each tool's result and time; where a one-shot call's time goes.
+k8s-real-check: all
+	@test -n "$(RK)" || { echo "k8s-real-check: set RK" >&2; exit 2; }
+	python3 scripts/k8s-real-check $(RK)
+
+k8s-real-bench: all
+	@test -n "$(RK)" || { echo "k8s-real-bench: set RK" >&2; exit 2; }
+	python3 scripts/k8s-real-bench $(RK) $${N:-10}
+
 run: all
 	scripts/run-dev $(BUILD)
 
@@ -281,4 +292,5 @@ install: $(PROGS:%=$(BUILD)/bin/%) $(SANDBOX_FILES)
 clean:
 	rm -rf obj obj-asan obj-fuzz
 
-.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify compat
+.PHONY: all tests test test-asan run demo install clean fuzz fuzz-bins deps bench soak verify compat \
+	k8s-real-check k8s-real-bench

@@ -11,13 +11,23 @@
 atf_test_case shellcheck_clean
 shellcheck_clean_head()
 {
-	atf_set "descr" "shellcheck scripts/* is clean"
+	atf_set "descr" "shellcheck is clean on the shell scripts of scripts/" \
+	    "and images/, and the Python ones compile"
 }
 shellcheck_clean_body()
 {
 	command -v shellcheck >/dev/null || atf_fail "shellcheck is not installed (make deps installs it)"
 	cd "$(atf_config_get srcdir)" || atf_fail "no source tree"
-	atf_check -x "shellcheck -x scripts/*"
+	sh=$({ grep -l '^#!.*/sh' scripts/* images/*/*; ls scripts/*.sh; } |
+	    sort -u | tr '\n' ' ')
+	py=$(grep -l '^#!.*python3' scripts/* images/*/*)
+	if [ -z "$sh" ] || [ -z "$py" ]; then
+		atf_fail "no scripts found"
+	fi
+	atf_check -x "shellcheck -x $sh"
+	for f in $py; do
+		atf_check -x "python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $f"
+	done
 }
 
 # render_all: every file of cluster/, templates (*.in) and plain
