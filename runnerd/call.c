@@ -29,9 +29,6 @@
 #include "runnerd.h"
 #include "tools.h"
 
-/* Set by main(); here so that unit tests can link this file without it. */
-struct as_config		 runnerd_conf;
-
 static TAILQ_HEAD(, call)	 calls = TAILQ_HEAD_INITIALIZER(calls);
 static size_t			 nadmitted;	/* past the wait: DECIDING on */
 
