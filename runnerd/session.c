@@ -134,19 +134,22 @@ static void
 session_reap(void *arg)
 {
 	struct session *s;
-	int64_t now = ev_now_ms();
+	int64_t now = ev_now_ms(), life_at, idle_at;
 
 	(void)arg;
 	reap_timer = 0;
 	TAILQ_FOREACH(s, &sessions, entry) {
 		if (!s->ready || s->ending != NULL)
 			continue;
-		if (now - s->opened >= runnerd_conf.runnerd.session_lifetime *
-		    1000)
-			session_end(s, "its lifetime is over");
-		else if (s->call == NULL && s->op == NULL && now - s->used >=
-		    runnerd_conf.runnerd.session_idle * 1000)
+		/* Of two limits passed, the one passed first is the reason. */
+		life_at = s->opened + runnerd_conf.runnerd.session_lifetime *
+		    1000;
+		idle_at = s->used + runnerd_conf.runnerd.session_idle * 1000;
+		if (s->call == NULL && s->op == NULL && now >= idle_at &&
+		    idle_at <= life_at)
 			session_end(s, "it was idle too long");
+		else if (now >= life_at)
+			session_end(s, "its lifetime is over");
 	}
 	if (!TAILQ_EMPTY(&sessions))
 		reap_timer = ev_timer(REAP_MS, session_reap, NULL);

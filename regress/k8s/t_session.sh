@@ -77,8 +77,9 @@ ks_case()
 	$1_cleanup() { kb_stop; }"
 }
 
+# As runnerd/t_session.sh reap: idle passed well before the lifetime.
 KS_EXTRA_reap="  session_idle: 2s
-  session_lifetime: 5s"
+  session_lifetime: 8s"
 
 ks_case state "state persists; a crash loses only Python state; reset clears it"
 ks_case primes "SHA-256 of the first 1000 primes: sandbox equals host"
