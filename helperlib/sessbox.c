@@ -7,10 +7,10 @@
  * in a claimed Sandbox's pod (kube/session.c).  The backend's ops
  * start, stop and clean up; here are the agent's protocol, the
  * timers, the engine's messages and, where the backend keeps one here,
- * the warm pool of started sandboxes, so that opening a session is a
- * claim rather than a cold start.  The agent is trusted no further
- * than the code it runs: what it sends is checked for shape, and
- * anything unexpected ends its sandbox.
+ * the warm pool of started sandboxes (counted by pool.c), so that
+ * opening a session is a claim rather than a cold start.  The agent is
+ * trusted no further than the code it runs: what it sends is checked
+ * for shape, and anything unexpected ends its sandbox.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -31,6 +31,7 @@
 #include "engine.h"
 #include "event.h"
 #include "log.h"
+#include "pool.h"
 #include "sessbox.h"
 
 #define GRACE_MS	10000	/* past the call timeout, the agent's own */
@@ -39,6 +40,7 @@
 static const struct as_config	*conf;
 static const struct sessbox_ops	*ops;
 static TAILQ_HEAD(, sess)	 sesss = TAILQ_HEAD_INITIALIZER(sesss);
+static struct pool		 session_pool;
 
 static void	sess_end(struct sess *, const char *);
 
@@ -99,6 +101,7 @@ sess_end(struct sess *s, const char *why)
 	if (s->ending != NULL)
 		return;
 	s->ending = why;
+	pool_leave(&s->pooled);
 	log_debug("session %s: ending (%s)", s->cid, why);
 	agent_close(s);
 	timer_set(s, KILL_MS, sess_kill_over);
@@ -258,6 +261,7 @@ sess_free(struct sess *s)
 {
 	timer_set(s, 0, NULL);
 	agent_close(s);
+	pool_leave(&s->pooled);
 	if (ops->cleanup != NULL)
 		ops->cleanup(s);
 	TAILQ_REMOVE(&sesss, s, entry);
@@ -289,6 +293,7 @@ sess_start(uint64_t key, uint64_t origin, const char *sid, char *why,
 	s->pid = -1;
 	s->agent.fd = -1;
 	s->claimed = ev_now_ms();
+	s->pooled.member = s;
 	container_id(rnd, s->cid);
 	TAILQ_INSERT_TAIL(&sesss, s, entry);
 	if (ops->spawn(s, &fd) == -1) {
@@ -304,49 +309,27 @@ sess_start(uint64_t key, uint64_t origin, const char *sid, char *why,
 	return s;
 }
 
-static size_t
-pool_size(void)
+/* A warm sandbox for the pool: no session's yet. */
+static struct pool_entry *
+session_pool_start(char *why, size_t whylen)
 {
 	struct sess *s;
-	size_t n = 0;
 
-	TAILQ_FOREACH(s, &sesss, entry)
-		if (s->key == 0 && s->ending == NULL)
-			n++;
-	return n;
+	return (s = sess_start(0, 0, NULL, why, whylen)) != NULL ?
+	    &s->pooled : NULL;
 }
 
-static void
-pool_refill(void)
+static int
+session_pool_ready(void *member)
 {
-	char why[256];
-
-	/* Sessions off: nothing would ever claim a warm sandbox. */
-	if (conf->runnerd.sessions_max == 0)
-		return;
-	while (pool_size() < (size_t)ops->pool)
-		if (sess_start(0, 0, NULL, why, sizeof(why)) == NULL) {
-			log_warnx("warm pool: %s", why);
-			return;
-		}
+	return ((struct sess *)member)->ready;
 }
 
-/* A ready sandbox of the pool if there is one, else one starting. */
-static struct sess *
-pool_claim(void)
-{
-	struct sess *s, *starting = NULL;
-
-	TAILQ_FOREACH(s, &sesss, entry) {
-		if (s->key != 0 || s->ending != NULL)
-			continue;
-		if (s->ready)
-			return s;
-		if (starting == NULL)
-			starting = s;
-	}
-	return starting;
-}
+static const struct pool_ops session_pool_ops = {
+	.name = "warm pool",
+	.start = session_pool_start,
+	.ready = session_pool_ready,
+};
 
 static void
 ended_send(uint64_t key, const char *why)
@@ -376,7 +359,7 @@ session_open(uint64_t key, const uint8_t *data, size_t len)
 		ended_send(key, "session key in use");
 		return;
 	}
-	if ((s = pool_claim()) != NULL) {
+	if ((s = pool_claim(&session_pool)) != NULL) {
 		s->key = key;
 		s->claimed = ev_now_ms();
 		if (s->ready)
@@ -389,7 +372,7 @@ session_open(uint64_t key, const uint8_t *data, size_t len)
 		strlcpy(s->session, sid, sizeof(s->session));
 	}
 	json_decref(j);
-	pool_refill();
+	pool_refill(&session_pool);
 }
 
 static void
@@ -471,7 +454,10 @@ sessbox_init(const struct as_config *c, const struct sessbox_ops *o)
 {
 	conf = c;
 	ops = o;
-	pool_refill();
+	/* Sessions off: nothing would ever claim a warm sandbox. */
+	pool_init(&session_pool, &session_pool_ops,
+	    conf->runnerd.sessions_max == 0 ? 0 : (size_t)ops->pool);
+	pool_refill(&session_pool);
 }
 
 void

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Session sandboxes in a backend's helper (sessbox.c): the agent's
- * protocol, timers and warm pool, shared by the gvisor launcher
- * (launcher/session.c) and the kubernetes helper (kube/session.c),
- * which each say how a session's child process starts, stops and is
- * cleaned up after.
+ * protocol, timers and warm pool (pool.c), shared by the gvisor
+ * launcher (launcher/session.c) and the kubernetes helper
+ * (kube/session.c), which each say how a session's child process
+ * starts, stops and is cleaned up after.
  */
 #ifndef RUNNERD_SESSBOX_H
 #define RUNNERD_SESSBOX_H
@@ -18,10 +18,12 @@
 #include "backend.h"
 #include "frame.h"
 #include "launcher.h"
+#include "pool.h"
 
 struct sess {
 	TAILQ_ENTRY(sess)	 entry;
-	uint64_t		 key;		/* 0: waiting in the pool */
+	uint64_t		 key;		/* 0: started for the pool */
+	struct pool_entry	 pooled;	/* in it: unclaimed, not ending */
 	uint64_t		 origin;	/* the request that opened it */
 	char			 session[SESSION_ID_LEN]; /* for the journal */
 	char			 cid[CONTAINER_ID_LEN];

@@ -7,10 +7,10 @@
  * and container removed before the result goes back.  No retries.
  *
  * With runnerd.terraform_pool, terraform's sandboxes are started ahead,
- * each waiting for the one call that claims it (launcher/tfpool.c); a
- * claimed one is then a one-shot sandbox like any other, and the pool
- * is refilled when a call ends, so that a start does not compete with
- * a call for the CPU.
+ * each waiting for the one call that claims it (launcher/tfpool.c,
+ * counted by helperlib/pool.c); a claimed one is then a one-shot
+ * sandbox like any other, and the pool is refilled when a call ends,
+ * so that a start does not compete with a call for the CPU.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -35,6 +35,7 @@
 #include "sessbox.h"
 #include "log.h"
 #include "output.h"
+#include "pool.h"
 
 /* After a kill, how long runsc gets before it is killed itself. */
 #define KILL_GRACE_MS	10000
@@ -63,16 +64,17 @@ struct sbx {
 	json_t			*early;		/* the plan, taken at "render" */
 	struct phase		 phase;
 	struct render		 render;	/* a plan's, from its start */
-	int			 waiting;	/* in the pool, unclaimed */
+	int			 waiting;	/* started for the pool, unclaimed */
+	struct pool_entry	 pooled;	/* in it: waiting, not killed */
 	int			 script_fd;	/* a waiting one's stdin */
 };
 
 static const struct as_config	*conf;
 static char			 rootfs[PATH_MAX];
 static TAILQ_HEAD(, sbx)	 sbxs = TAILQ_HEAD_INITIALIZER(sbxs);
+static struct pool		 terraform_pool;
 
 static void	 sbx_finish(struct sbx *);
-static void	 pool_refill(void);
 
 static void
 done_failed(uint64_t id, const char *why)
@@ -111,6 +113,7 @@ sbx_kill(struct sbx *s, const char *why)
 	if (s->killed != NULL)
 		return;
 	s->killed = why;
+	pool_leave(&s->pooled);
 	log_debug("sandbox %s: killing (%s)", s->cid, why);
 	if (s->timer)
 		ev_timer_cancel(s->timer);
@@ -274,6 +277,7 @@ sbx_free(struct sbx *s)
 	phase_close(&s->phase);
 	if (s->script_fd != -1)
 		close(s->script_fd);
+	pool_leave(&s->pooled);
 	TAILQ_REMOVE(&sbxs, s, entry);
 	free(s->out.buf);
 	free(s->err.buf);
@@ -421,7 +425,7 @@ sbx_finish(struct sbx *s)
 		result_fit(s, r);
 	engine_done(s->id, r);
 	sbx_free(s);
-	pool_refill();
+	pool_refill(&terraform_pool);
 }
 
 /* runsc for s, with stdin in (-1: /dev/null), which it closes. */
@@ -487,6 +491,7 @@ sbx_new(uint64_t id, char *why, size_t whylen)
 	s->id = id;
 	s->out.fd = s->err.fd = s->phase.fd = s->script_fd = -1;
 	s->proxy = -1;
+	s->pooled.member = s;
 	render_init(&s->render);
 	s->started = ev_now_ms();
 	container_id(cid, s->cid);
@@ -509,28 +514,16 @@ sbx_new(uint64_t id, char *why, size_t whylen)
 	return NULL;
 }
 
-static size_t
-pool_size(void)
-{
-	struct sbx *s;
-	size_t n = 0;
-
-	TAILQ_FOREACH(s, &sbxs, entry)
-		if (s->waiting && s->killed == NULL)
-			n++;
-	return n;
-}
-
 /* A pooled sandbox, started; its shell waits on s->script_fd. */
-static int
-pool_spawn(char *why, size_t whylen)
+static struct pool_entry *
+terraform_pool_start(char *why, size_t whylen)
 {
 	struct sbx *s;
 	json_t *req;
 	int sp[2];
 
 	if ((s = sbx_new(0, why, whylen)) == NULL)
-		return -1;
+		return NULL;
 	s->waiting = 1;
 	req = tfpool_box_request();
 	if (req == NULL || bundle_create(conf, s->dir, s->cid, rootfs, req,
@@ -540,7 +533,7 @@ pool_spawn(char *why, size_t whylen)
 		json_decref(req);
 		(void)sbx_cleanup(s);
 		sbx_free(s);
-		return -1;
+		return NULL;
 	}
 	json_decref(req);
 	s->script_fd = sp[0];
@@ -548,34 +541,16 @@ pool_spawn(char *why, size_t whylen)
 		snprintf(why, whylen, "runsc: %s", strerror(errno));
 		(void)sbx_cleanup(s);
 		sbx_free(s);
-		return -1;
+		return NULL;
 	}
-	return 0;
+	return &s->pooled;
 }
 
-static void
-pool_refill(void)
-{
-	char why[256];
-
-	while (pool_size() < (size_t)conf->runnerd.terraform_pool)
-		if (pool_spawn(why, sizeof(why)) == -1) {
-			log_warnx("terraform pool: %s", why);
-			return;
-		}
-}
-
-/* The oldest waiting sandbox (the likeliest to be up), or NULL. */
-static struct sbx *
-pool_claim(void)
-{
-	struct sbx *s;
-
-	TAILQ_FOREACH(s, &sbxs, entry)
-		if (s->waiting && s->killed == NULL)
-			return s;
-	return NULL;
-}
+/* No readiness: the oldest waiting sandbox is the likeliest to be up. */
+static const struct pool_ops terraform_pool_ops = {
+	.name = "terraform pool",
+	.start = terraform_pool_start,
+};
 
 /*
  * Call id takes the pooled sandbox s: its workspace, providers and
@@ -658,7 +633,7 @@ sbx_start(uint64_t id, const uint8_t *data, size_t len, int credfd)
 		return;
 	}
 	if ((script = tfpool_script(req)) != NULL &&
-	    (s = pool_claim()) != NULL) {
+	    (s = pool_claim(&terraform_pool)) != NULL) {
 		pool_use(s, id, req, credfd, script, why, sizeof(why));
 		if (why[0] != '\0') {
 			sbx_destroy(s);
@@ -818,7 +793,9 @@ launcher_main(const struct as_config *c, int fd)
 	tfinit_init(conf);
 	engine_swept(sweep(conf), journal_read());
 	launcher_sessions(conf, rootfs);
-	pool_refill();
+	pool_init(&terraform_pool, &terraform_pool_ops,
+	    (size_t)conf->runnerd.terraform_pool);
+	pool_refill(&terraform_pool);
 	if (ev_loop() == -1)
 		fatal("launcher: event loop");
 	launcher_shutdown();

@@ -2,7 +2,8 @@
 /*
  * The terraform pool's sandboxes (runnerd.terraform_pool): started
  * ahead of any call, each used by exactly one call, then removed like
- * any one-shot sandbox (launcher.c keeps the pool and claims from it).
+ * any one-shot sandbox (launcher.c starts and claims them, and
+ * helperlib/pool.c counts them).
  *
  * A pooled sandbox starts with nothing of any call's: an empty /work,
  * an empty plugin directory, an empty /run/secrets and an empty
