@@ -58,6 +58,8 @@ struct runnerd_conf {
 						   event is spooled; 0: never */
 	long		audit_spool_max;	/* bytes of runnerd's spool */
 	long		plan_retention;	/* seconds a saved plan is kept */
+	long		tasks_per_client;	/* mcpd's tasks kept, a client key */
+	long		task_retention;	/* seconds since a task's last change */
 	long		terraform_store_per_dir;	/* bytes of plans and
 						   snapshots, a working dir */
 	long		terraform_store_max;	/* bytes of them, all dirs */
