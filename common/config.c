@@ -402,10 +402,14 @@ static const char *const webhook_formats[] = { "standard", "slack", NULL };
 static const struct yfield webhook_fields[] = {
 	{ "url", STR(struct webhook, url) },
 	{ "format", STR(struct webhook, format), .choices = webhook_formats },
+	{ "ed25519_key_file", STR(struct webhook, ed25519_key_file) },
 	{ NULL }
 };
 
-/* webhooks: [{url: http(s)://..., format: standard | slack}, ...] */
+/*
+ * webhooks: [{url: http(s)://..., format: standard | slack,
+ * ed25519_key_file: path}, ...]
+ */
 static int
 parse_webhooks(const struct ynode *n, void *dst, struct yerr *e)
 {
@@ -836,8 +840,10 @@ config_print(const struct as_config *c)
 	    c->auditd.forward_syslog, c->auditd.ack_timeout);
 	printf("notifyd:\n  user: \"%s\"\n  webhooks: [", c->notifyd.user);
 	for (i = 0; i < c->notifyd.nwebhooks; i++)
-		printf("%s{url: \"%s\", format: %s}", i ? ", " : "",
-		    c->notifyd.webhooks[i].url, c->notifyd.webhooks[i].format);
+		printf("%s{url: \"%s\", format: %s, ed25519_key_file: \"%s\"}",
+		    i ? ", " : "", c->notifyd.webhooks[i].url,
+		    c->notifyd.webhooks[i].format,
+		    c->notifyd.webhooks[i].ed25519_key_file);
 	printf("]\n  secret_file: \"%s\"\n  timeout: %ld\n  retry_max: %ld\n",
 	    c->notifyd.secret_file, c->notifyd.timeout, c->notifyd.retry_max);
 }

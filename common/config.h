@@ -172,17 +172,20 @@ struct auditd_conf {
 #define WEBHOOKS_MAX	8
 #define WEBHOOK_URL_MAX	512
 
-/* Where notifyd posts, and in which body: standard or slack. */
+/* Where notifyd posts, in which body (standard or slack), signed how. */
 struct webhook {
 	char		url[WEBHOOK_URL_MAX];
 	char		format[16];
+	char		ed25519_key_file[PATH_MAX];	/* whsk_...: v1a; "": v1 */
 };
 
 struct notifyd_conf {
 	char		user[NAME_MAX_LEN];
 	struct webhook	webhooks[WEBHOOKS_MAX];	/* none: no outbox at all */
 	size_t		nwebhooks;
-	char		secret_file[PATH_MAX];	/* whsec_..., notifyd's alone */
+	char		secret_file[PATH_MAX];	/* whsec_..., notifyd's alone;
+						   v1, for webhooks with no
+						   ed25519_key_file */
 	long		timeout;	/* seconds, one POST */
 	long		retry_max;	/* seconds, the longest back-off */
 };

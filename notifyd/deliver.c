@@ -99,7 +99,7 @@ job_start(struct job *j)
 	long long ts = (long long)time(NULL);
 
 	j->attempts++;
-	if ((sig = sign_v1(j->d->id, ts, body)) == NULL ||
+	if ((sig = sign_event(j->hook, j->d->id, ts, body)) == NULL ||
 	    (j->easy = curl_easy_init()) == NULL)
 		fatalx("out of memory");
 	j->headers = curl_slist_append(NULL, "Content-Type: application/json");

@@ -25,9 +25,10 @@ void	 approvald_ack(const char *);
 void	 deliver_init(void);
 void	 deliver_event(const char *, const char *);
 
-/* sign.c: Standard Webhooks signatures */
+/* sign.c: Standard Webhooks signatures, v1 or v1a by webhook */
 int	 secret_load(const char *, char *, size_t);
-char	*sign_v1(const char *, long long, const char *);
+int	 ed25519_load(size_t, const char *, char *, size_t);
+char	*sign_event(size_t, const char *, long long, const char *);
 
 /* slack.c: the same row as a Slack incoming webhook's blocks */
 char	*slack_render(const char *);
