@@ -156,10 +156,12 @@
 	 */								\
 	/* none: every unacked row, then each new one, as NOTIFY_EVENT */ \
 	X(MSG_NOTIFY_HELLO,	700,	0, "NOTIFY_HELLO")		\
-	/* {"event_id","event","payload"}: payload is the JSON body,	\
-	   as a string, to send as it is */				\
+	/* {"event_id","event","payload","delivered"}: payload is the	\
+	   JSON body, as a string, to send as it is; delivered, the	\
+	   webhooks (SHA-256 of the URL) that acked it already */	\
 	X(MSG_NOTIFY_EVENT,	701,	0, "NOTIFY_EVENT")		\
-	/* {"event_id"}: delivered to every webhook; the row goes */	\
+	/* {"event_id"}: delivered to every webhook, the row goes; or	\
+	   {"event_id","webhook"}: to that one, which the row keeps */	\
 	X(MSG_NOTIFY_ACK,	702,	0, "NOTIFY_ACK")		\
 	/*								\
 	 * Internal to runnerd: the engine <-> the launcher, or the	\

@@ -12,7 +12,8 @@ key, "v1a,<base64 Ed25519 signature of id.ts.body>", checked with
 python3-cryptography), answers 401 to a bad one, and appends one JSON
 line per request to LOG: id, ts, valid, signature, code (the answer), type,
 received (time.time()), body.  MODEFILE, read per request, says how to answer a good one:
-"ok" (200), "500", or "slow S" (200 after S seconds).
+"ok" (200), "500", "500 PATH" (500 on PATH, 200 elsewhere), or "slow S"
+(200 after S seconds).
 """
 
 import base64
@@ -89,7 +90,7 @@ class Hook(BaseHTTPRequestHandler):
         m = mode()
         if not valid:
             code = 401
-        elif m[0] == "500":
+        elif m[0] == "500" and (len(m) == 1 or m[1] == self.path):
             code = 500
         else:
             code = 200

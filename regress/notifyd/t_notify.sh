@@ -98,6 +98,12 @@ nt_outbox()
 	python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from outbox").fetchone()[0])' var/approvals.db
 }
 
+# The webhook deliveries approvald has noted for rows it still holds.
+nt_delivered()
+{
+	python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from outbox_delivered").fetchone()[0])' var/approvals.db
+}
+
 # The receiver, the audit stand-in, approvald and notifyd.
 nt_start_all()
 {
@@ -239,6 +245,48 @@ restarts_cleanup()
 	as_kill_all
 }
 
+atf_test_case partial cleanup
+partial_head()
+{
+	atf_set descr "a row the standard webhook has and the Slack one refuses outlives a kill -9 of notifyd: approvald keeps which webhook has it, and the restarted notifyd posts it to the Slack webhook alone"
+}
+partial_body()
+{
+	nt_start_all
+	echo "500 /slack" > mode
+	$CLIENT request run demo "$PLAN_A" >/dev/null
+	# approvald has noted the standard webhook, and Slack was refused.
+	i=0
+	until [ "$(nt_delivered)" = 1 ] &&
+	    grep -q '"code": 500' hook.log; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && atf_fail "no delivery noted: $(cat hook.log)"
+		sleep 0.05
+	done
+	kill -KILL "$(cat notifyd.pid)"
+	echo ok > mode
+	nt_notifyd
+	nt_wait_event approval.requested
+	i=0
+	until [ "$(nt_outbox)" = 0 ]; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && atf_fail "the row was not acked"
+		sleep 0.05
+	done
+	python3 - <<'PY' || atf_fail "posted again: $(cat hook.log)"
+import json
+log = [json.loads(l) for l in open("hook.log")]
+standard = [r for r in log if r["type"] == "approval.requested"]
+assert len(standard) == 1 and standard[0]["code"] == 200, standard
+PY
+	[ "$(nt_delivered)" = 0 ] || atf_fail "delivery notes outlive the row"
+	as_stop
+}
+partial_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case forged cleanup
 forged_head()
 {
@@ -362,4 +410,5 @@ atf_init_test_cases()
 	atf_add_test_case restarts
 	atf_add_test_case forged
 	atf_add_test_case ed25519
+	atf_add_test_case partial
 }
