@@ -146,6 +146,7 @@ int	 db_outbox_insert(const char *, const char *, const char *,
 	    const char *);
 json_t	*db_outbox_since(int64_t, int, int64_t *);
 int	 db_outbox_ack(const char *);
+int	 db_outbox_delivered(const char *, const char *);
 void	 format_time(time_t, char *, size_t);
 
 /* control.c */

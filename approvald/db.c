@@ -64,7 +64,15 @@ static const char schema[] =
 	" event_id TEXT UNIQUE NOT NULL,"
 	" event TEXT NOT NULL,"
 	" approval_id TEXT NOT NULL,"
-	" payload TEXT NOT NULL);";
+	" payload TEXT NOT NULL);"
+	/*
+	 * The webhooks an outbox row reached, by the SHA-256 of the URL
+	 * (a Slack URL is itself a credential, kept out of this file).
+	 */
+	"CREATE TABLE IF NOT EXISTS outbox_delivered ("
+	" event_id TEXT NOT NULL REFERENCES outbox (event_id),"
+	" webhook TEXT NOT NULL,"
+	" PRIMARY KEY (event_id, webhook));";
 
 #define COLUMNS	"id, state, tool, arguments, params_digest, plan_digest," \
 	" request_id, summary, plan_text, destructive, created_at," \
@@ -1034,7 +1042,26 @@ db_outbox_insert(const char *event_id, const char *event, const char *id,
 	return step_done(st) == 1 ? 0 : -1;
 }
 
-/* Unacknowledged rows after seq, oldest first, at most limit; *last. */
+/* The words of text, separated by spaces, as an array. */
+static json_t *
+words(const char *text)
+{
+	json_t *a = json_array();
+	const char *end;
+
+	while (a != NULL && *text != '\0') {
+		if ((end = strchr(text, ' ')) == NULL)
+			end = text + strlen(text);
+		json_array_append_new(a, json_stringn(text, end - text));
+		text = *end != '\0' ? end + 1 : end;
+	}
+	return a;
+}
+
+/*
+ * Unacknowledged rows after seq, oldest first, at most limit, each
+ * with the webhooks it reached; *last.
+ */
 json_t *
 db_outbox_since(int64_t seq, int limit, int64_t *last)
 {
@@ -1042,8 +1069,9 @@ db_outbox_since(int64_t seq, int limit, int64_t *last)
 	json_t *a;
 
 	if ((a = json_array()) == NULL || (st = prepare("SELECT seq,"
-	    " event_id, event, payload FROM outbox WHERE seq > ? ORDER BY seq"
-	    " LIMIT ?")) == NULL) {
+	    " event_id, event, payload, (SELECT group_concat(webhook, ' ')"
+	    " FROM outbox_delivered d WHERE d.event_id = o.event_id)"
+	    " FROM outbox o WHERE seq > ? ORDER BY seq LIMIT ?")) == NULL) {
 		json_decref(a);
 		return NULL;
 	}
@@ -1052,12 +1080,28 @@ db_outbox_since(int64_t seq, int limit, int64_t *last)
 	*last = seq;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		*last = sqlite3_column_int64(st, 0);
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s}",
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:o}",
 		    "event_id", col_text(st, 1), "event", col_text(st, 2),
-		    "payload", col_text(st, 3)));
+		    "payload", col_text(st, 3), "delivered",
+		    words(col_text(st, 4))));
 	}
 	sqlite3_finalize(st);
 	return a;
+}
+
+/* notifyd delivered it to webhook: 1 noted, 0 unknown or noted, -1. */
+int
+db_outbox_delivered(const char *event_id, const char *webhook)
+{
+	sqlite3_stmt *st;
+
+	if ((st = prepare("INSERT OR IGNORE INTO outbox_delivered (event_id,"
+	    " webhook) SELECT event_id, ? FROM outbox WHERE event_id = ?")) ==
+	    NULL)
+		return -1;
+	bind_text(st, 1, webhook);
+	bind_text(st, 2, event_id);
+	return step_done(st);
 }
 
 /* notifyd delivered it everywhere: 1 removed, 0 unknown, -1. */
@@ -1065,9 +1109,25 @@ int
 db_outbox_ack(const char *event_id)
 {
 	sqlite3_stmt *st;
+	int r;
 
-	if ((st = prepare("DELETE FROM outbox WHERE event_id = ?")) == NULL)
+	if (exec("BEGIN IMMEDIATE") == -1)
 		return -1;
+	if ((st = prepare("DELETE FROM outbox_delivered WHERE event_id = ?"))
+	    == NULL) {
+		exec("ROLLBACK");
+		return -1;
+	}
 	bind_text(st, 1, event_id);
-	return step_done(st);
+	if (step_done(st) == -1 || (st = prepare("DELETE FROM outbox WHERE"
+	    " event_id = ?")) == NULL) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	bind_text(st, 1, event_id);
+	if ((r = step_done(st)) == -1 || exec("COMMIT") == -1) {
+		exec("ROLLBACK");
+		return -1;
+	}
+	return r;
 }

@@ -7,7 +7,10 @@
  * fetches the rows over notify.sock and acknowledges each one once
  * every webhook has it, and only then is the row removed.  A row not
  * acknowledged is sent again when notifyd says hello again, so
- * delivery is at least once, across restarts of either side.  Nothing
+ * delivery is at least once, across restarts of either side.  Until
+ * then notifyd also acknowledges each webhook that answered, which the
+ * row keeps and carries when sent again, so a restart resends a row
+ * only to the webhooks that did not have it.  Nothing
  * in a row is a capability: the parameters are a digest, and the
  * commands only name what an operator runs.
  */
@@ -152,15 +155,22 @@ notify_hello(struct conn *c, struct msg *m, json_t *j)
 	return 0;
 }
 
+/* NOTIFY_ACK: the row reached one webhook ("webhook"), or every one. */
 static int
 notify_ack(struct conn *c, struct msg *m, json_t *j)
 {
 	const char *id = json_string_value(json_object_get(j, "event_id"));
+	const char *hook = json_string_value(json_object_get(j, "webhook"));
 
-	(void)m;
-	if (id == NULL)
+	if (id == NULL || (json_object_get(j, "webhook") != NULL &&
+	    !sha256_hex_ok(hook)))
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "NOTIFY_ACK: "
-		    "event_id is required");
+		    "event_id is required, and webhook is a SHA-256");
+	if (hook != NULL) {
+		if (db_outbox_delivered(id, hook) == -1)
+			log_warnx("outbox: %.40s: its delivery not noted", id);
+		return 0;
+	}
 	if (db_outbox_ack(id) == 0)
 		log_warnx("notify.sock: ack of unknown event %.40s", id);
 	if (sent_upto > 0)

@@ -164,6 +164,8 @@ static const struct yfield runnerd_fields[] = {
 	{ "audit_spool_after", NUM(YF_MILLIS, struct runnerd_conf, audit_spool_after, 0, 3600 * 1000) },
 	{ "audit_spool_max", NUM(YF_BYTES, struct runnerd_conf, audit_spool_max, 64 * KB, 64 * GB) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
+	{ "tasks_per_client", NUM(YF_INT, struct runnerd_conf, tasks_per_client, 1, 4096) },
+	{ "task_retention", NUM(YF_SECONDS, struct runnerd_conf, task_retention, 60, 30 * 86400) },
 	{ "terraform_store_per_dir", NUM(YF_BYTES, struct runnerd_conf, terraform_store_per_dir, 1 * MB, 1024 * GB) },
 	{ "terraform_store_max", NUM(YF_BYTES, struct runnerd_conf, terraform_store_max, 1 * MB, 1024 * GB) },
 	{ "terraform_mirror", STR(struct runnerd_conf, terraform_mirror) },
@@ -400,10 +402,14 @@ static const char *const webhook_formats[] = { "standard", "slack", NULL };
 static const struct yfield webhook_fields[] = {
 	{ "url", STR(struct webhook, url) },
 	{ "format", STR(struct webhook, format), .choices = webhook_formats },
+	{ "ed25519_key_file", STR(struct webhook, ed25519_key_file) },
 	{ NULL }
 };
 
-/* webhooks: [{url: http(s)://..., format: standard | slack}, ...] */
+/*
+ * webhooks: [{url: http(s)://..., format: standard | slack,
+ * ed25519_key_file: path}, ...]
+ */
 static int
 parse_webhooks(const struct ynode *n, void *dst, struct yerr *e)
 {
@@ -519,6 +525,8 @@ config_defaults(struct as_config *c)
 	    "/usr/local/share/agent-sandbox/session-agent.py",
 	    sizeof(c->runnerd.session_agent));
 	c->runnerd.plan_retention = 7 * 86400;
+	c->runnerd.tasks_per_client = 64;
+	c->runnerd.task_retention = 86400;
 	c->runnerd.terraform_store_per_dir = 1 * GB;
 	c->runnerd.terraform_store_max = 8 * GB;
 	c->runnerd.session_idle = 600;
@@ -780,6 +788,8 @@ config_print(const struct as_config *c)
 	    c->runnerd.inflight_per_user, c->runnerd.queue_max, c->runnerd.queue_wait,
 	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
 	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);
+	printf("  tasks_per_client: %ld\n  task_retention: %ld\n",
+	    c->runnerd.tasks_per_client, c->runnerd.task_retention);
 	printf("  terraform_store_per_dir: %ld\n  terraform_store_max: %ld\n",
 	    c->runnerd.terraform_store_per_dir, c->runnerd.terraform_store_max);
 	printf("  terraform_mirror: \"%s\"\n  terraform_pool: %ld\n",
@@ -830,8 +840,10 @@ config_print(const struct as_config *c)
 	    c->auditd.forward_syslog, c->auditd.ack_timeout);
 	printf("notifyd:\n  user: \"%s\"\n  webhooks: [", c->notifyd.user);
 	for (i = 0; i < c->notifyd.nwebhooks; i++)
-		printf("%s{url: \"%s\", format: %s}", i ? ", " : "",
-		    c->notifyd.webhooks[i].url, c->notifyd.webhooks[i].format);
+		printf("%s{url: \"%s\", format: %s, ed25519_key_file: \"%s\"}",
+		    i ? ", " : "", c->notifyd.webhooks[i].url,
+		    c->notifyd.webhooks[i].format,
+		    c->notifyd.webhooks[i].ed25519_key_file);
 	printf("]\n  secret_file: \"%s\"\n  timeout: %ld\n  retry_max: %ld\n",
 	    c->notifyd.secret_file, c->notifyd.timeout, c->notifyd.retry_max);
 }

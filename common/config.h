@@ -58,6 +58,8 @@ struct runnerd_conf {
 						   event is spooled; 0: never */
 	long		audit_spool_max;	/* bytes of runnerd's spool */
 	long		plan_retention;	/* seconds a saved plan is kept */
+	long		tasks_per_client;	/* mcpd's tasks kept, a client key */
+	long		task_retention;	/* seconds since a task's last change */
 	long		terraform_store_per_dir;	/* bytes of plans and
 						   snapshots, a working dir */
 	long		terraform_store_max;	/* bytes of them, all dirs */
@@ -170,17 +172,20 @@ struct auditd_conf {
 #define WEBHOOKS_MAX	8
 #define WEBHOOK_URL_MAX	512
 
-/* Where notifyd posts, and in which body: standard or slack. */
+/* Where notifyd posts, in which body (standard or slack), signed how. */
 struct webhook {
 	char		url[WEBHOOK_URL_MAX];
 	char		format[16];
+	char		ed25519_key_file[PATH_MAX];	/* whsk_...: v1a; "": v1 */
 };
 
 struct notifyd_conf {
 	char		user[NAME_MAX_LEN];
 	struct webhook	webhooks[WEBHOOKS_MAX];	/* none: no outbox at all */
 	size_t		nwebhooks;
-	char		secret_file[PATH_MAX];	/* whsec_..., notifyd's alone */
+	char		secret_file[PATH_MAX];	/* whsec_..., notifyd's alone;
+						   v1, for webhooks with no
+						   ed25519_key_file */
 	long		timeout;	/* seconds, one POST */
 	long		retry_max;	/* seconds, the longest back-off */
 };

@@ -32,7 +32,8 @@ daemon_check(int (*check)(const struct as_config *, char *, size_t))
 static __attribute__((noreturn)) void
 usage(const char *name)
 {
-	fprintf(stderr, "usage: %s [-dnv] [-f file]\n", name);
+	fprintf(stderr, "usage: %s [-dnv] [-f file]%s\n", name,
+	    strcmp(name, "mcpd") == 0 ? " [-k keyfile]" : "");
 	exit(1);
 }
 
@@ -74,7 +75,7 @@ notify(const char *state)
 }
 
 /*
- * Closes what the parent left open, parses -d -n -v -f, loads the
+ * Closes what the parent left open, parses -d -n -v -f -k, loads the
  * configuration and, for -n, reports on it and exits: "configuration
  * OK" (and the normalized file with -v).
  */
@@ -91,13 +92,16 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 	o->conffile = CONF_DEFAULT;
 	log_procinit(name);
 	log_init(1, LOG_DAEMON);
-	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
+	while ((ch = getopt(argc, argv, "df:k:nv")) != -1) {
 		switch (ch) {
 		case 'd':
 			o->debug = 1;
 			break;
 		case 'f':
 			o->conffile = optarg;
+			break;
+		case 'k':
+			o->keyfile = optarg;
 			break;
 		case 'n':
 			o->noaction = 1;
@@ -109,7 +113,8 @@ daemon_start(int argc, char **argv, const char *name, struct daemon_opts *o,
 			usage(name);
 		}
 	}
-	if (optind != argc)
+	/* Only mcpd is a client of another daemon's with a key to keep. */
+	if (optind != argc || (o->keyfile != NULL && strcmp(name, "mcpd") != 0))
 		usage(name);
 	log_setverbose(o->verbose);
 	if (config_load(o->conffile, conf, err, sizeof(err)) == -1) {

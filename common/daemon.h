@@ -10,6 +10,7 @@ struct daemon_opts {
 	int		 verbose;	/* -v */
 	int		 noaction;	/* -n: check the config and exit */
 	const char	*conffile;	/* -f */
+	const char	*keyfile;	/* -k: mcpd's kept client key */
 };
 
 void	daemon_start(int, char **, const char *, struct daemon_opts *,

@@ -14,6 +14,10 @@
 #define MSG_HDR_SIZE		24
 /* Tool parameters and outputs ride in frames: room for 4 MiB of MCP input. */
 #define MSG_MAX_PAYLOAD		(16u * 1024 * 1024)
+/* mcpd's client key on runner.sock: 128 bits, lowercase hex. */
+#define CLIENT_KEY_HEX		32
+/* A task's record in runnerd's store (MSG_TASK_SAVE), encoded. */
+#define TASK_RECORD_MAX		(1024 * 1024)
 
 /*
  * Every message type of every channel, once: X(symbol, number, fd, name).
@@ -58,6 +62,16 @@
 	/* runnerd -> mcpd: what a TOOL_CANCEL that asked did:		\
 	   {"outcome": "withdrawn" | "stopped" | "running", "reason"} */ \
 	X(MSG_TOOL_CANCELLED,	108,	0, "TOOL_CANCELLED")		\
+	/* mcpd started with a kept client key (mcpd -k): a task's	\
+	   record, stored under the key's digest; unanswered.		\
+	   {"client_key","task":{"taskId","modern","status","message",	\
+	   "created","updated","ttl","tool","arguments","approval_id"?,	\
+	   "result"?}}, at most TASK_RECORD_MAX bytes */		\
+	X(MSG_TASK_SAVE,	109,	0, "TASK_SAVE")			\
+	/* {"client_key","taskId"}: answered TASK_RECORD {the task} or	\
+	   MSG_ERROR, the same for another client's as for none */	\
+	X(MSG_TASK_LOAD,	110,	0, "TASK_LOAD")			\
+	X(MSG_TASK_RECORD,	111,	0, "TASK_RECORD")		\
 	/* runnerd -> approvald over approval.sock; nothing approves.	\
 	   "client" is {"uid","id"}: the MCP client runnerd calls for. */ \
 	X(MSG_DECIDE,		200,	0, "DECIDE")	/* {"tool","arguments"} */ \
@@ -142,10 +156,12 @@
 	 */								\
 	/* none: every unacked row, then each new one, as NOTIFY_EVENT */ \
 	X(MSG_NOTIFY_HELLO,	700,	0, "NOTIFY_HELLO")		\
-	/* {"event_id","event","payload"}: payload is the JSON body,	\
-	   as a string, to send as it is */				\
+	/* {"event_id","event","payload","delivered"}: payload is the	\
+	   JSON body, as a string, to send as it is; delivered, the	\
+	   webhooks (SHA-256 of the URL) that acked it already */	\
 	X(MSG_NOTIFY_EVENT,	701,	0, "NOTIFY_EVENT")		\
-	/* {"event_id"}: delivered to every webhook; the row goes */	\
+	/* {"event_id"}: delivered to every webhook, the row goes; or	\
+	   {"event_id","webhook"}: to that one, which the row keeps */	\
 	X(MSG_NOTIFY_ACK,	702,	0, "NOTIFY_ACK")		\
 	/*								\
 	 * Internal to runnerd: the engine <-> the launcher, or the	\

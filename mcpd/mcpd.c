@@ -14,6 +14,7 @@
 #include "tools.h"
 
 #define STDIN_CHUNK	(64 * 1024)
+#define RUNNER_DRAIN_MS	5000	/* on the way out */
 
 static struct linereader	 lr;
 
@@ -53,7 +54,7 @@ main(int argc, char *argv[])
 	if (tools_init(err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	mcpd.out_fd = STDOUT_FILENO;
-	runner_connect();
+	runner_connect(opts.keyfile);
 	daemon_signals(NULL);
 	priv_drop(mcpd.conf.mcpd.user);
 	sandbox_enter(ROLE_MCPD, NULL, daemon_trap(&mcpd.conf));
@@ -63,6 +64,6 @@ main(int argc, char *argv[])
 	daemon_run();
 	tools_cancel_all();
 	tasks_cancel_all();
-	runner_drain();
+	runner_drain(RUNNER_DRAIN_MS);
 	return 0;
 }

@@ -77,6 +77,7 @@ struct mcp_req {
 	int		 modern;	/* carried 2026-07-28 _meta */
 	int		 ext_tasks;	/* and listed EXT_TASKS in it */
 	int		 log_level;	/* its own (2026-07-28), or LOGLEVEL_* */
+	int		 looked_up;	/* runnerd's task store was asked */
 };
 
 /* A call's log level when it names none: nothing, or the session's. */
@@ -89,7 +90,8 @@ struct mcpd {
 	int			 out_fd;	/* stdout */
 	int			 initialized;	/* legacy handshake done */
 	char			 version[16];	/* negotiated by initialize */
-	char			 client_key[33]; /* runner.c */
+	char			 client_key[CLIENT_KEY_HEX + 1]; /* runner.c */
+	int			 key_kept;	/* from a file (-k) */
 };
 
 extern struct mcpd	 mcpd;
@@ -151,6 +153,7 @@ void	 tasks_payload(const struct mcp_req *);
 void	 tasks_cancel(const struct mcp_req *);
 void	 tasks_update(const struct mcp_req *);
 void	 tasks_cancelled(uint64_t, const void *, size_t);
+void	 tasks_loaded(uint64_t, const void *, size_t);
 void	 tasks_list(const struct mcp_req *);
 int	 tasks_offered(int);
 int	 tasks_wanted(const struct mcp_req *);
@@ -165,10 +168,10 @@ int	 resources_failed(uint64_t, const char *);
 void	 resources_fail_all(void);
 
 /* runner.c */
-void	 runner_connect(void);
+void	 runner_connect(const char *);
 int	 runner_ready(void);
 int	 runner_send(uint32_t, uint64_t, const void *, size_t);
 int	 runner_send_json(uint32_t, uint64_t, json_t *);
-void	 runner_drain(void);
+void	 runner_drain(int);
 
 #endif

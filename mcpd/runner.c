@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 
 #include "cjson.h"
 #include "event.h"
+#include "io.h"
 #include "log.h"
 #include "mcpd.h"
 #include "sock.h"
@@ -26,7 +29,8 @@
  * progress token or cancellation outlives a connection; a task waiting
  * for its approval waits again on the next (tasks.c).  Every call
  * carries the client key made here, which runnerd makes this client's
- * id at approvald of: a new connection is the same client (call.c).
+ * id at approvald of: a new connection is the same client (call.c),
+ * and with a kept key (-k) so is a new mcpd (tasks.c).
  */
 #define RUNNER_TIMEOUT_MS	5000
 #define RETRY_MIN_MS		100
@@ -67,8 +71,12 @@ runner_fatal(const char *why)
 static void
 runner_lost(const char *why)
 {
+	int was_up = state == RUNNER_UP;
+
 	log_warnx("runner.sock: %s; reconnecting", why);
-	if (state == RUNNER_UP) {
+	/* What changes now waits for the next connection (tasks.c). */
+	state = RUNNER_DOWN;
+	if (was_up) {
 		tools_fail_all("runnerd went away before answering (stopped "
 		    "or restarted): the outcome of this call is unknown; "
 		    "check before calling again");
@@ -81,7 +89,6 @@ runner_lost(const char *why)
 	close(mcpd.runner.fd);
 	channel_clear(&mcpd.runner);
 	mcpd.runner.fd = -1;
-	state = RUNNER_DOWN;
 	ev_timer_cancel(timer);
 	retry_later();
 }
@@ -131,6 +138,9 @@ mcpd_dispatch_runner(struct msg *m)
 		break;
 	case MSG_TOOL_CANCELLED:
 		tasks_cancelled(m->hdr.reqid, m->data, m->len);
+		break;
+	case MSG_TASK_RECORD:
+		tasks_loaded(m->hdr.reqid, m->data, m->len);
 		break;
 	case MSG_ERROR:
 		if (m->len != sizeof(*e))
@@ -210,23 +220,99 @@ runner_retry(void *arg)
 	timer = ev_timer(RUNNER_TIMEOUT_MS, runner_stalled, NULL);
 }
 
+static void
+new_client_key(void)
+{
+	unsigned char key[CLIENT_KEY_HEX / 2];
+
+	if (getrandom(key, sizeof(key), 0) != sizeof(key))
+		fatal("getrandom");
+	hex_encode(key, sizeof(key), mcpd.client_key);
+	explicit_bzero(key, sizeof(key));
+}
+
+/* A new key into file, which must not exist: the fd, or -1 (EEXIST). */
+static int
+create_key_file(const char *file)
+{
+	char line[CLIENT_KEY_HEX + 1];
+	int fd;
+
+	if ((fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return -1;
+	new_client_key();
+	snprintf(line, sizeof(line), "%s", mcpd.client_key);
+	line[CLIENT_KEY_HEX] = '\n';
+	if (write_full(fd, line, sizeof(line)) == -1 || fsync(fd) == -1)
+		fatal("%s", file);
+	explicit_bzero(line, sizeof(line));
+	log_info("%s: a new client key", file);
+	return fd;
+}
+
+/*
+ * The client key, which runnerd makes this client's id (call.c) and
+ * files its kept tasks under (taskstore.c): new for each mcpd, or kept
+ * in file (-k), created on first use, so that every mcpd a client
+ * starts with it is the same client and finds its tasks.  Like an ssh
+ * key, a file others may read is refused.
+ */
+static void
+client_key(const char *file)
+{
+	char buf[CLIENT_KEY_HEX + 2];
+	struct stat st;
+	ssize_t n;
+	size_t i;
+	int fd;
+
+	if (file == NULL) {
+		new_client_key();
+		return;
+	}
+	mcpd.key_kept = 1;
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && (fd = create_key_file(file)) != -1) {
+		close(fd);
+		return;
+	}
+	/* Another mcpd made it first: read what it wrote. */
+	if (fd == -1 && errno == EEXIST)
+		fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) == -1)
+		fatal("client key %s", file);
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0)
+		fatalx("client key %s: must be a regular file that only its "
+		    "owner may read (chmod 600)", file);
+	n = read_full(fd, buf, sizeof(buf));
+	close(fd);
+	if (n == CLIENT_KEY_HEX + 1 && buf[CLIENT_KEY_HEX] == '\n')
+		n--;
+	for (i = 0; n == CLIENT_KEY_HEX && i < CLIENT_KEY_HEX; i++)
+		if (!((buf[i] >= '0' && buf[i] <= '9') ||
+		    (buf[i] >= 'a' && buf[i] <= 'f')))
+			break;
+	if (n != CLIENT_KEY_HEX || i != CLIENT_KEY_HEX)
+		fatalx("client key %s: not %d lowercase hex digits and a "
+		    "newline", file, CLIENT_KEY_HEX);
+	memcpy(mcpd.client_key, buf, CLIENT_KEY_HEX);
+	mcpd.client_key[CLIENT_KEY_HEX] = '\0';
+	explicit_bzero(buf, sizeof(buf));
+}
+
 /* Connects and checks that runnerd answers before stdio is served. */
 void
-runner_connect(void)
+runner_connect(const char *keyfile)
 {
 	struct msg m;
 	char why[WHY_MAX];
 	int fd;
 
-	unsigned char key[16];
-
 	if (config_socket_path(&mcpd.conf, "runner.sock", path,
 	    sizeof(path)) == -1)
 		fatal("runner.sock");
-	if (getrandom(key, sizeof(key), 0) != sizeof(key))
-		fatal("getrandom");
-	hex_encode(key, sizeof(key), mcpd.client_key);
-	explicit_bzero(key, sizeof(key));
+	client_key(keyfile);
 	if ((fd = sock_connect(path)) == -1)
 		fatal("connect %s (is runnerd running?)", path);
 	channel_init(&mcpd.runner, fd);
@@ -277,12 +363,15 @@ runner_send_json(uint32_t type, uint64_t reqid, json_t *msg)
 	return r;
 }
 
-/* On the way out: give queued cancellations a moment to reach runnerd. */
+/*
+ * Gives queued frames up to ms to reach runnerd: on the way out, the
+ * cancellations; before a task's answer, its record (tasks.c).
+ */
 void
-runner_drain(void)
+runner_drain(int ms)
 {
 	struct pollfd pfd = { .fd = mcpd.runner.fd, .events = POLLOUT };
-	int64_t deadline = ev_now_ms() + RUNNER_TIMEOUT_MS;
+	int64_t deadline = ev_now_ms() + ms;
 
 	while (channel_pending(&mcpd.runner) && ev_now_ms() < deadline) {
 		if (poll(&pfd, 1, (int)(deadline - ev_now_ms())) <= 0 ||

@@ -43,12 +43,21 @@
  * does not list the extension and asks for a task anyway (params.task)
  * or sends tasks/get, update or cancel gets -32021, naming it.
  *
- * Tasks are this connection's alone, in memory, and each era sees its
- * own: another connection's task id, or one of the other era, is as
- * unknown as one never made.  A task is in the table before the answer
- * that names it is written, so a tasks/get right after finds it.
- * Finished tasks are dropped once their ttl has passed; at most
- * TASKS_MAX are kept.
+ * Tasks are this client's alone, and each era sees its own: another
+ * client's task id, or one of the other era, is as unknown as one
+ * never made.  A task is in the table before the answer that names it
+ * is written, so a tasks/get right after finds it.  Finished tasks are
+ * dropped once their ttl has passed; at most TASKS_MAX are kept.
+ *
+ * The table is in memory, and a client starts its own mcpd, so a new
+ * mcpd knows no task of the last one's, unless the client kept its key
+ * (-k): then each change of a task goes to runnerd's store
+ * (runnerd/taskstore.c, filed under the key's digest), the record of a
+ * new one before the answer that names it, and an id this mcpd does
+ * not know is asked for there (task_param) before it is called
+ * unknown.  A task found there that waited for its approval waits
+ * again here, as after a restart of runnerd; one whose call was running
+ * has an unknown outcome, as its result went to the mcpd that is gone.
  */
 #define TASKS_MAX		64
 #define TASKS_PAGE		4		/* tasks/list, per page */
@@ -57,6 +66,10 @@
 #define TASK_POLL_MS		1000
 #define TASK_ID_LEN		38		/* "task-" + 32 hex + NUL */
 #define META_RELATED		"io.modelcontextprotocol/related-task"
+#define TASK_SAVE_WAIT_MS	200		/* a new task's record, at most */
+#define MCPD_LOST		"the mcpd that ran this call went away " \
+	"before its result: the outcome is unknown; check with approvalctl " \
+	"before calling again"
 
 struct task {
 	TAILQ_ENTRY(task)	 entry;
@@ -71,6 +84,7 @@ struct task {
 	int			 resume;	/* the wait, once runnerd is back */
 	int			 modern;	/* the extension's (2026-07-28) */
 	int			 cancelling;	/* runnerd was told to */
+	int			 unsaved;	/* changed while runnerd was away */
 	char			*tool;
 	json_t			*args;
 	char			 approval_id[64];
@@ -81,6 +95,18 @@ struct task {
 
 static TAILQ_HEAD(, task) tasks = TAILQ_HEAD_INITIALIZER(tasks);
 static size_t		 ntasks;
+
+/* A tasks/ request for an id asked for in runnerd's store (task_param). */
+struct lookup {
+	TAILQ_ENTRY(lookup)	 entry;
+	uint64_t		 reqid;		/* the TASK_LOAD's */
+	void			(*serve)(const struct mcp_req *);
+	struct mcp_req		 req;		/* id and params held */
+};
+
+static TAILQ_HEAD(, lookup) lookups = TAILQ_HEAD_INITIALIZER(lookups);
+
+static void	task_save(struct task *);
 
 /* The core protocol's tasks, and so params.task, are 2025-11-25's. */
 int
@@ -248,6 +274,7 @@ set_status(struct task *t, const char *status, const char *fmt, ...)
 	log_info("%s: %s: %s", t->id, status, t->message);
 	if (!t->modern)
 		rpc_notify("notifications/tasks/status", task_json(t));
+	task_save(t);
 }
 
 /* The result tasks/result returns, with the task it belongs to. */
@@ -308,6 +335,67 @@ failure(const char *text)
 	    "status", "failed", "reason", text);
 }
 
+/* The task as runnerd's store keeps it (MSG_TASK_SAVE). */
+static json_t *
+task_record(const struct task *t)
+{
+	json_t *r;
+
+	r = json_pack("{s:s, s:b, s:s, s:s, s:I, s:I, s:I, s:s, s:O}",
+	    "taskId", t->id, "modern", t->modern, "status", t->status,
+	    "message", t->message, "created", (json_int_t)t->created,
+	    "updated", (json_int_t)t->updated, "ttl", (json_int_t)t->ttl,
+	    "tool", t->tool, "arguments", t->args);
+	if (r != NULL && t->approval_id[0] != '\0')
+		json_object_set_new(r, "approval_id",
+		    json_string(t->approval_id));
+	if (r != NULL && t->result != NULL)
+		json_object_set(r, "result", t->result);
+	return r;
+}
+
+static char *
+save_text(json_t *msg)
+{
+	char *text;
+
+	if (msg == NULL || (text = json_dumps(msg, JSON_COMPACT)) == NULL)
+		fatalx("cannot encode a task's record");
+	return text;
+}
+
+/*
+ * With a kept client key, the task's record goes to runnerd's store;
+ * while runnerd is away, once it is back.  A result too large for the
+ * store is kept as a failure saying so.
+ */
+static void
+task_save(struct task *t)
+{
+	json_t *msg;
+	char *text;
+
+	if (!mcpd.key_kept)
+		return;
+	if ((t->unsaved = !runner_ready()))
+		return;
+	msg = json_pack("{s:s, s:o}", "client_key", mcpd.client_key, "task",
+	    task_record(t));
+	text = save_text(msg);
+	if (strlen(text) > TASK_RECORD_MAX && t->result != NULL) {
+		free(text);
+		json_object_set_new(json_object_get(msg, "task"), "result",
+		    failure("the result was too large to keep for another "
+		    "mcpd of this client: only the mcpd that ran the task "
+		    "had it"));
+		text = save_text(msg);
+	}
+	if (runner_send(MSG_TASK_SAVE, 0, text, strlen(text)) == -1)
+		log_warnx("%s: its record is too large to keep", t->id);
+	free(text);
+	json_decref(msg);
+}
+
 /* The task waits for its approval, as the status message says. */
 static void
 set_waiting(struct task *t, const char *why)
@@ -336,13 +424,31 @@ send_call(struct task *t, uint32_t type)
 	return runner_send_json(type, t->reqid, msg);
 }
 
+/* Room for one more task: 0, or -1 when TASKS_MAX are unfinished. */
+static int
+tasks_room(void)
+{
+	struct task *old;
+
+	tasks_sweep();
+	if (ntasks < TASKS_MAX)
+		return 0;
+	TAILQ_FOREACH(old, &tasks, entry)
+		if (terminal(old))
+			break;
+	if (old == NULL)
+		return -1;
+	task_free(old);
+	return 0;
+}
+
 /* Called by tools_call for a checked call that asked for a task. */
 void
 tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
     const json_t *meta)
 {
 	json_t *ttl = json_object_get(meta, "ttl");
-	struct task *t, *old;
+	struct task *t;
 	char rid[REQID_STR_LEN];
 
 	if (ttl != NULL && (!json_is_integer(ttl) ||
@@ -351,17 +457,10 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 		    "task.ttl must be a non-negative integer", NULL);
 		return;
 	}
-	tasks_sweep();
-	if (ntasks >= TASKS_MAX) {
-		TAILQ_FOREACH(old, &tasks, entry)
-			if (terminal(old))
-				break;
-		if (old == NULL) {
-			rpc_error(req->id, RPC_INVALID_REQUEST, "Invalid "
-			    "Request: too many unfinished tasks", NULL);
-			return;
-		}
-		task_free(old);
+	if (tasks_room() == -1) {
+		rpc_error(req->id, RPC_INVALID_REQUEST, "Invalid Request: "
+		    "too many unfinished tasks", NULL);
+		return;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->tool = strdup(tool)) == NULL ||
@@ -388,6 +487,9 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 	}
 	reqid_format(t->reqid, rid);
 	log_info("%s: %s as %s", t->id, tool, rid);
+	task_save(t);
+	if (mcpd.key_kept)
+		runner_drain(TASK_SAVE_WAIT_MS);
 	if (t->modern) {
 		json_t *created = task_json(t);
 
@@ -436,15 +538,53 @@ tasks_result(uint64_t reqid, json_t *res)
 	return 1;
 }
 
-/* runnerd refused or lost the task's call: 1 if reqid was a task's. */
+static struct lookup *
+lookup_by_reqid(uint64_t reqid)
+{
+	struct lookup *l;
+
+	TAILQ_FOREACH(l, &lookups, entry)
+		if (l->reqid == reqid)
+			return l;
+	return NULL;
+}
+
+/* The lookup ends: its request is served, or refused with why. */
+static void
+lookup_end(struct lookup *l, const char *why)
+{
+	char text[512];
+
+	TAILQ_REMOVE(&lookups, l, entry);
+	if (why == NULL)
+		l->serve(&l->req);
+	else {
+		snprintf(text, sizeof(text), "Invalid params: %s", why);
+		rpc_error(l->req.id, RPC_INVALID_PARAMS, text, json_pack(
+		    "{s:s?}", "taskId", json_string_value(json_object_get(
+		    l->req.params, "taskId"))));
+	}
+	json_decref(l->req.id);
+	json_decref(l->req.params);
+	free(l);
+}
+
+/*
+ * runnerd refused or lost the task's call, or did not find the task
+ * asked for in its store: 1 if reqid was a task's or a lookup's.
+ */
 int
 tasks_failed(uint64_t reqid, const char *why)
 {
 	struct task *t;
+	struct lookup *l;
 
-	if ((t = task_by_reqid(reqid)) == NULL)
+	if ((t = task_by_reqid(reqid)) != NULL)
+		finish(t, failure(why), "failed", why);
+	else if ((l = lookup_by_reqid(reqid)) != NULL)
+		lookup_end(l, why);
+	else
 		return 0;
-	finish(t, failure(why), "failed", why);
 	return 1;
 }
 
@@ -467,7 +607,11 @@ void
 tasks_runner_lost(const char *why)
 {
 	struct task *t;
+	struct lookup *l;
 
+	while ((l = TAILQ_FIRST(&lookups)) != NULL)
+		lookup_end(l, "runnerd went away before it looked the task "
+		    "up: ask again");
 	TAILQ_FOREACH(t, &tasks, entry) {
 		if (terminal(t))
 			continue;
@@ -493,8 +637,11 @@ tasks_runner_back(void)
 	struct task *t;
 
 	TAILQ_FOREACH(t, &tasks, entry) {
-		if (!t->resume)
+		if (!t->resume) {
+			if (t->unsaved)
+				task_save(t);
 			continue;
+		}
 		if (send_call(t, MSG_TOOL_AWAIT) == -1) {
 			finish(t, failure("cannot wait for the approval"),
 			    "failed", "cannot wait for the approval");
@@ -506,14 +653,18 @@ tasks_runner_back(void)
 	}
 }
 
-/* The client is gone: its waits end, and their approvals are withdrawn. */
+/*
+ * The client is gone: its calls end, and so do its waits, their
+ * approvals withdrawn, unless the key is kept: then the next mcpd of
+ * this client waits for them again, and an approval stays pending.
+ */
 void
 tasks_cancel_all(void)
 {
 	struct task *t;
 
 	while ((t = TAILQ_FIRST(&tasks)) != NULL) {
-		if (t->reqid != 0)
+		if (t->reqid != 0 && !(mcpd.key_kept && t->awaiting))
 			runner_send(MSG_TOOL_CANCEL, t->reqid, NULL, 0);
 		task_free(t);
 	}
@@ -529,12 +680,52 @@ tasks_refused(const struct mcp_req *req)
 	return 1;
 }
 
+/* "task-" and 32 lowercase hex digits, as tasks_start makes them. */
+static int
+task_id_ok(const char *id)
+{
+	size_t i;
+
+	if (strncmp(id, "task-", 5) != 0 || strlen(id) != TASK_ID_LEN - 1)
+		return 0;
+	for (i = 5; id[i] != '\0'; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		    (id[i] >= 'a' && id[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Asks runnerd's store for id; serve answers req once it has said. */
+static int
+look_up(const struct mcp_req *req, const char *id,
+    void (*serve)(const struct mcp_req *))
+{
+	struct lookup *l;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		fatal("lookup");
+	l->reqid = reqid_new();
+	if (runner_send_json(MSG_TASK_LOAD, l->reqid, json_pack("{s:s, s:s}",
+	    "client_key", mcpd.client_key, "taskId", id)) == -1) {
+		free(l);
+		return -1;
+	}
+	l->serve = serve;
+	l->req = *req;
+	l->req.looked_up = 1;
+	json_incref(l->req.id);
+	json_incref(l->req.params);
+	TAILQ_INSERT_TAIL(&lookups, l, entry);
+	return 0;
+}
+
 /*
- * The task params.taskId names, or NULL after the error reply.  The
- * table is this connection's, so finding it is the authorization.
+ * The task params.taskId names, or NULL after the error reply or while
+ * runnerd's store is asked for it (serve answers then).  The table and
+ * the store are this client's, so finding it is the authorization.
  */
 static struct task *
-task_param(const struct mcp_req *req)
+task_param(const struct mcp_req *req, void (*serve)(const struct mcp_req *))
 {
 	const char *id;
 	struct task *t;
@@ -551,11 +742,14 @@ task_param(const struct mcp_req *req)
 		    "Invalid params: taskId must be a string", NULL);
 		return NULL;
 	}
-	if ((t = task_by_id(id, req->modern)) == NULL)
-		rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: no "
-		    "such task on this connection", json_pack("{s:s}",
-		    "taskId", id));
-	return t;
+	if ((t = task_by_id(id, req->modern)) != NULL)
+		return t;
+	if (mcpd.key_kept && !req->looked_up && task_id_ok(id) &&
+	    runner_ready() && look_up(req, id, serve) == 0)
+		return NULL;
+	rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: no such task "
+	    "for this client", json_pack("{s:s}", "taskId", id));
+	return NULL;
 }
 
 /* The extension's tasks/get carries a completed task's result inline. */
@@ -565,7 +759,7 @@ tasks_get(const struct mcp_req *req)
 	struct task *t;
 	json_t *j;
 
-	if ((t = task_param(req)) == NULL)
+	if ((t = task_param(req, tasks_get)) == NULL)
 		return;
 	j = task_json(t);
 	if (t->modern && strcmp(t->status, "completed") == 0)
@@ -579,7 +773,7 @@ tasks_payload(const struct mcp_req *req)
 {
 	struct task *t;
 
-	if ((t = task_param(req)) == NULL)
+	if ((t = task_param(req, tasks_payload)) == NULL)
 		return;
 	if (terminal(t))
 		rpc_result(req->id, result_of(t));
@@ -597,7 +791,7 @@ tasks_cancel(const struct mcp_req *req)
 {
 	struct task *t;
 
-	if ((t = task_param(req)) == NULL)
+	if ((t = task_param(req, tasks_cancel)) == NULL)
 		return;
 	if (t->modern) {
 		/*
@@ -637,7 +831,7 @@ tasks_update(const struct mcp_req *req)
 {
 	struct task *t;
 
-	if ((t = task_param(req)) == NULL)
+	if ((t = task_param(req, tasks_update)) == NULL)
 		return;
 	if (!json_is_object(json_object_get(req->params, "inputResponses"))) {
 		rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: "
@@ -730,4 +924,98 @@ tasks_list(const struct mcp_req *req)
 		json_object_set_new(result, "nextCursor",
 		    json_string(last->id));
 	rpc_result(req->id, result);
+}
+
+/* A task's statuses; from FIRST_TERMINAL on, it has a result. */
+static const char *const statuses[] = {
+	"working", "input_required", "completed", "failed", "cancelled"
+};
+#define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
+#define FIRST_TERMINAL	2
+
+/* A record of runnerd's store as a task of this table; or NULL, and why. */
+static struct task *
+task_adopt(const json_t *r, const struct mcp_req *req, const char **why)
+{
+	const char *id, *status, *message, *tool, *aid;
+	const json_t *args, *res;
+	struct task *t;
+	size_t i;
+
+	id = json_string_value(json_object_get(r, "taskId"));
+	status = json_string_value(json_object_get(r, "status"));
+	message = json_string_value(json_object_get(r, "message"));
+	tool = json_string_value(json_object_get(r, "tool"));
+	aid = json_string_value(json_object_get(r, "approval_id"));
+	args = json_object_get(r, "arguments");
+	res = json_object_get(r, "result");
+	for (i = 0; status != NULL && i < NSTATUSES; i++)
+		if (strcmp(status, statuses[i]) == 0)
+			break;
+	*why = "runnerd's record of the task is not one mcpd made";
+	if (id == NULL || strcmp(id, json_string_value(json_object_get(
+	    req->params, "taskId"))) != 0 || status == NULL ||
+	    i == NSTATUSES || message == NULL || tool == NULL ||
+	    !json_is_object(args) || (i >= FIRST_TERMINAL && !json_is_object(res)) ||
+	    !json_is_boolean(json_object_get(r, "modern")) ||
+	    (aid != NULL && strlen(aid) >= sizeof(t->approval_id)))
+		return NULL;
+	/* The other era's task is as unknown as one never made. */
+	*why = "no such task for this client";
+	if (json_is_true(json_object_get(r, "modern")) != req->modern)
+		return NULL;
+	*why = "too many unfinished tasks to take it over";
+	if (tasks_room() == -1)
+		return NULL;
+	*why = NULL;
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->tool = strdup(tool)) == NULL ||
+	    (t->waiters = json_array()) == NULL ||
+	    (t->args = json_deep_copy(args)) == NULL)
+		fatal("task");
+	strlcpy(t->id, id, sizeof(t->id));
+	t->modern = req->modern;
+	t->status = statuses[i];
+	strlcpy(t->message, message, sizeof(t->message));
+	t->created = json_integer_value(json_object_get(r, "created"));
+	t->updated = json_integer_value(json_object_get(r, "updated"));
+	t->ttl = json_integer_value(json_object_get(r, "ttl"));
+	strlcpy(t->approval_id, aid != NULL ? aid : "",
+	    sizeof(t->approval_id));
+	t->result = json_deep_copy(res);
+	TAILQ_INSERT_TAIL(&tasks, t, entry);
+	ntasks++;
+	log_info("%s: taken over from an earlier mcpd of this client", t->id);
+	if (terminal(t))
+		return t;
+	if (t->approval_id[0] != '\0' && send_call(t, MSG_TOOL_AWAIT) == 0)
+		set_waiting(t, "taken over from an earlier mcpd of this "
+		    "client: ");
+	else
+		finish(t, failure(MCPD_LOST), "failed", MCPD_LOST);
+	return t;
+}
+
+/* runnerd's store found the task a lookup asked for (MSG_TASK_RECORD). */
+void
+tasks_loaded(uint64_t reqid, const void *data, size_t len)
+{
+	struct lookup *l;
+	const char *why = NULL;
+	const char *id;
+	json_t *r;
+
+	if ((l = lookup_by_reqid(reqid)) == NULL) {
+		log_debug("a task record no lookup waits for");
+		return;
+	}
+	id = json_string_value(json_object_get(l->req.params, "taskId"));
+	/* Another lookup of the same id may have taken it over already. */
+	if (task_by_id(id, l->req.modern) == NULL) {
+		r = json_loadb(data, len, 0, NULL);
+		if (task_adopt(r, &l->req, &why) == NULL)
+			log_warnx("%s: not taken over: %s", id, why);
+		json_decref(r);
+	}
+	lookup_end(l, why);
 }

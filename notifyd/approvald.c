@@ -57,7 +57,7 @@ on_event(const struct msg *m)
 	if (id == NULL || payload == NULL || strlen(id) >= EVENT_ID_MAX ||
 	    strchr(id, '.') != NULL)
 		fatalx("notify.sock: a NOTIFY_EVENT without its id or body");
-	deliver_event(id, payload);
+	deliver_event(id, payload, json_object_get(j, "delivered"));
 	json_decref(j);
 }
 
@@ -110,10 +110,12 @@ approvald_connect(void *arg)
 	send_msg(MSG_NOTIFY_HELLO, NULL);
 }
 
+/* Event id reached webhook (its URL's SHA-256), or, with NULL, all. */
 void
-approvald_ack(const char *id)
+approvald_ack(const char *id, const char *webhook)
 {
-	json_t *j = json_pack("{s:s}", "event_id", id);
+	json_t *j = json_pack("{s:s, s:s*}", "event_id", id, "webhook",
+	    webhook);
 	char *text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
 
 	if (text == NULL)

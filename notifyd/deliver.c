@@ -5,9 +5,12 @@
  * tick, a failed one (not 2xx, a timeout, no connection) is tried
  * again after 1, 2, 4 ... seconds, at most retry_max, for as long as
  * it takes.  The event id stays the webhook-id of every attempt, the
- * timestamp is the attempt's, as Standard Webhooks has it.  When every
- * webhook has answered 2xx, approvald hears the ack; an event it sends
- * again after that (a lost ack) is acked again, not delivered again.
+ * timestamp is the attempt's, as Standard Webhooks has it.  Each
+ * webhook's 2xx is acked to approvald, which keeps it with the row and
+ * names it when it sends the row again (after a restart of either
+ * side), so that webhook is not posted to again; when every webhook
+ * has it, the whole row is acked.  An event sent again after that (a
+ * lost ack) is acked again, not delivered again.
  */
 #include <sys/queue.h>
 
@@ -17,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "cjson.h"
 #include "event.h"
 #include "log.h"
 #include "notifyd.h"
@@ -99,7 +103,7 @@ job_start(struct job *j)
 	long long ts = (long long)time(NULL);
 
 	j->attempts++;
-	if ((sig = sign_v1(j->d->id, ts, body)) == NULL ||
+	if ((sig = sign_event(j->hook, j->d->id, ts, body)) == NULL ||
 	    (j->easy = curl_easy_init()) == NULL)
 		fatalx("out of memory");
 	j->headers = curl_slist_append(NULL, "Content-Type: application/json");
@@ -151,8 +155,33 @@ delivery_check(struct delivery *d)
 			return;
 	strlcpy(recent[recent_next], d->id, EVENT_ID_MAX);
 	recent_next = (recent_next + 1) % RECENT_MAX;
-	approvald_ack(d->id);
+	approvald_ack(d->id, NULL);
 	delivery_free(d);
+}
+
+/* What approvald keeps of a webhook: the SHA-256 of its URL. */
+static void
+webhook_digest(size_t hook, char digest[SHA256_HEX_LEN + 1])
+{
+	const char *url = notifyd_conf.notifyd.webhooks[hook].url;
+
+	sha256_hex(url, strlen(url), digest);
+}
+
+/* Whether approvald says webhook hook has the event (delivered). */
+static int
+delivered_before(size_t hook, const json_t *delivered)
+{
+	char digest[SHA256_HEX_LEN + 1];
+	const json_t *v;
+	size_t i;
+
+	webhook_digest(hook, digest);
+	json_array_foreach(delivered, i, v)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    digest) == 0)
+			return 1;
+	return 0;
 }
 
 static long
@@ -168,6 +197,7 @@ static void
 job_finished(struct job *j, CURLcode rc)
 {
 	const char *url = notifyd_conf.notifyd.webhooks[j->hook].url;
+	char digest[SHA256_HEX_LEN + 1];
 	long status = 0, wait;
 
 	curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -180,6 +210,8 @@ job_finished(struct job *j, CURLcode rc)
 		log_debug("%s: %s delivered (attempt %d)", url, j->d->id,
 		    j->attempts);
 		j->done = 1;
+		webhook_digest(j->hook, digest);
+		approvald_ack(j->d->id, digest);
 		delivery_check(j->d);
 		return;
 	}
@@ -211,9 +243,12 @@ tick(void *arg)
 		arm_tick();
 }
 
-/* A row from approvald: id, and the standard body, exactly as stored. */
+/*
+ * A row from approvald: id, the standard body exactly as stored, and
+ * the webhooks that have it already (borrowed).
+ */
 void
-deliver_event(const char *id, const char *body)
+deliver_event(const char *id, const char *body, const json_t *delivered)
 {
 	struct delivery *d;
 	size_t i;
@@ -221,7 +256,7 @@ deliver_event(const char *id, const char *body)
 	if (delivery_find(id) != NULL)
 		return;
 	if (is_recent(id)) {
-		approvald_ack(id);
+		approvald_ack(id, NULL);
 		return;
 	}
 	if ((d = calloc(1, sizeof(*d))) == NULL ||
@@ -233,6 +268,13 @@ deliver_event(const char *id, const char *body)
 	for (i = 0; i < notifyd_conf.notifyd.nwebhooks; i++) {
 		d->jobs[i].d = d;
 		d->jobs[i].hook = i;
-		job_start(&d->jobs[i]);
+		if ((d->jobs[i].done = delivered_before(i, delivered)))
+			log_debug("%s: %s delivered before", notifyd_conf.
+			    notifyd.webhooks[i].url, id);
 	}
+	for (i = 0; i < notifyd_conf.notifyd.nwebhooks; i++)
+		if (!d->jobs[i].done)
+			job_start(&d->jobs[i]);
+	/* Every webhook had it: only the row's ack was lost. */
+	delivery_check(d);
 }

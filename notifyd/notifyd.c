@@ -9,13 +9,28 @@
 
 struct as_config	 notifyd_conf;
 
-/* notifyd -n: the secret must load too. */
+/*
+ * Each webhook's signing key: its Ed25519 key, and the HMAC secret
+ * once for those with none.  0, or -1 with why in err.
+ */
 static int
-secret_check(const struct as_config *conf, char *err, size_t errlen)
+keys_load(const struct as_config *conf, char *err, size_t errlen)
 {
-	if (conf->notifyd.nwebhooks == 0)
-		return 0;
-	return secret_load(conf->notifyd.secret_file, err, errlen);
+	const struct webhook *w;
+	size_t i;
+	int hmac = 0;
+
+	for (i = 0; i < conf->notifyd.nwebhooks; i++) {
+		w = &conf->notifyd.webhooks[i];
+		if (w->ed25519_key_file[0] == '\0')
+			hmac = 1;
+		else if (ed25519_load(i, w->ed25519_key_file, err, errlen) ==
+		    -1)
+			return -1;
+	}
+	if (hmac)
+		return secret_load(conf->notifyd.secret_file, err, errlen);
+	return 0;
 }
 
 int
@@ -25,14 +40,14 @@ main(int argc, char *argv[])
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	char err[1024];
 
-	daemon_check(secret_check);
+	/* notifyd -n: the keys must load too. */
+	daemon_check(keys_load);
 	daemon_start(argc, argv, "notifyd", &opts, &notifyd_conf);
 	if (notifyd_conf.notifyd.nwebhooks == 0) {
 		log_info("notifyd.webhooks: none configured, nothing to send");
 		return 0;
 	}
-	if (secret_load(notifyd_conf.notifyd.secret_file, err,
-	    sizeof(err)) == -1)
+	if (keys_load(&notifyd_conf, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	daemon_signals(NULL);
 	deliver_init();

@@ -482,7 +482,6 @@ approval_created(void *arg, json_t *reply, int fd, const char *why)
  * key.  A peer that sends none gets an id of the connection that no
  * other connection of this run of runnerd, or of another run, has.
  */
-#define CLIENT_KEY_HEX	32
 
 /* 1 when the call carries no client_key or a well-formed one. */
 int

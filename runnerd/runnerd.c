@@ -47,6 +47,8 @@ static const struct msg_rule mcpd_rules[] = {
 	{ MSG_TOOL_CANCEL, PAYLOAD_JSON_OPT, 0, 0, NULL, mcpd_tool_cancel },
 	{ MSG_TOOL_AWAIT, PAYLOAD_JSON, 0, 0, NULL, mcpd_tool_await },
 	{ MSG_PLAN_READ, PAYLOAD_JSON, 0, 0, NULL, plans_read },
+	{ MSG_TASK_SAVE, PAYLOAD_JSON, 0, 0, NULL, taskstore_save },
+	{ MSG_TASK_LOAD, PAYLOAD_JSON, 0, 0, NULL, taskstore_load },
 	{ 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -110,6 +112,8 @@ main(int argc, char *argv[])
 	if (trail_open(fd) == -1)
 		fatal("%s: the trail of open calls",
 		    runnerd_conf.runnerd.state_dir);
+	if (taskstore_open(fd) == -1)
+		fatal("%s: the task store", runnerd_conf.runnerd.state_dir);
 	close(fd);
 	if (server_listen(&runnerd_conf, &runner_listener) == -1)
 		fatal("%s", runner_listener.name);

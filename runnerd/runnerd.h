@@ -156,6 +156,11 @@ void	await_conn_closed(struct conn *);
 int	await_pushed(const struct msg *, json_t *);
 void	await_peer_lost(void);
 
+/* taskstore.c: mcpd's tasks, kept for a client key (mcpd -k) */
+int	taskstore_open(int);
+int	taskstore_save(struct conn *, struct msg *, json_t *);
+int	taskstore_load(struct conn *, struct msg *, json_t *);
+
 /* plans.c: the plans made, as MCP resources */
 void	plans_keep(const struct call *, const json_t *);
 int	plans_read(struct conn *, struct msg *, json_t *);

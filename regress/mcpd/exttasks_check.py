@@ -16,6 +16,17 @@ Usage: exttasks_check.py BINDIR CONF SCENARIO
              approval.  A second task, on "a", cancelled while runnerd
              is away, is cancelled once it is back, and its approval,
              not withdrawn, stays pending
+  reconnect  a task of an mcpd started with -k client.key (which it
+             creates, mode 0600) waits on its approval; that mcpd is
+             killed (kill -9), a new one with the same key takes the
+             task over on tasks/get, one with another key is told there
+             is no such task, and after approvalctl approve the new
+             one has the applied result
+  legacy     the same for a 2025-11-25 task, waited for with
+             tasks/result
+  dropped    runnerd keeps one task per client (tasks_per_client: 1):
+             of two finished terraform_plan tasks the new mcpd gets the
+             second, and the first is no longer kept, saying why
 """
 import json
 import os
@@ -25,7 +36,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mcp_check import Fail, Mcpd, check, ext_call  # noqa: E402
+from mcp_check import Fail, Mcpd, check, error_code, ext_call  # noqa: E402
 
 bindir, conf, scenario = sys.argv[1:4]
 
@@ -127,7 +138,112 @@ def s_restart():
     check(m.close() == 0, "exit status")
 
 
-SCENARIOS = {"approved": s_approved, "restart": s_restart}
+def keyed(key, legacy=False):
+    """An mcpd with the client key file key, initialized if legacy."""
+    m = Mcpd(os.path.join(bindir, "mcpd"), conf, ["-k", key])
+    if legacy:
+        r = m.initialize()
+        check(r["result"]["protocolVersion"] == "2025-11-25",
+              "initialize %r" % r)
+    return m
+
+
+def answer(r):
+    """The result of the answer r, which must not be an error."""
+    check("result" in r, "an error %r" % r)
+    return r["result"]
+
+
+def killed(m):
+    m.p.kill()
+    m.p.wait()
+
+
+def unknown(r, tid):
+    check(error_code(r) == -32602 and "no such task for this client" in
+          r["error"]["message"] and r["error"]["data"] == {"taskId": tid},
+          "another key's tasks/get %r" % r)
+
+
+def s_reconnect():
+    m = keyed("client.key")
+    tid = start_apply(m, "a")
+    aid = approval_of(poll(m, tid, approval_of))
+    check(os.stat("client.key").st_mode & 0o777 == 0o600, "key file mode")
+    killed(m)
+    m = keyed("client.key")
+    back = answer(ext_call(m, "tasks/get", {"taskId": tid}))
+    check(back["status"] == "working" and approval_of(back) == aid and
+          "taken over" in back["statusMessage"], "taken over %r" % back)
+    other = keyed("other.key")
+    unknown(ext_call(other, "tasks/get", {"taskId": tid}), tid)
+    check(other.close() == 0, "exit status")
+    approvalctl("approve", aid)
+    applied(m, tid)
+    check(m.close() == 0, "exit status")
+
+
+def legacy_poll(m, tid, until, timeout=120):
+    deadline = time.time() + timeout
+    while True:
+        r = m.call("tasks/get", {"taskId": tid}, 30)["result"]
+        if until(r):
+            return r
+        check(r["status"] == "working" and time.time() < deadline,
+              "task %r" % r)
+        time.sleep(r["pollInterval"] / 1000)
+
+
+def s_legacy():
+    m = keyed("client.key", True)
+    r = m.call("tools/call", {"name": "terraform_apply", "task": {},
+                              "arguments": {"working_dir": "b"}})
+    tid = r["result"]["task"]["taskId"]
+    waiting = legacy_poll(m, tid, approval_of)
+    check(waiting["status"] == "input_required", "waiting %r" % waiting)
+    killed(m)
+    m = keyed("client.key", True)
+    back = answer(m.call("tasks/get", {"taskId": tid}))
+    check(back["status"] == "input_required" and
+          approval_of(back) == approval_of(waiting) and
+          "taken over" in back["statusMessage"], "taken over %r" % back)
+    other = keyed("other.key", True)
+    unknown(other.call("tasks/get", {"taskId": tid}), tid)
+    check(other.close() == 0, "exit status")
+    rid = m.request("tasks/result", {"taskId": tid})
+    approvalctl("approve", approval_of(waiting))
+    r = m.reply(rid, 120)["result"]
+    check(r["isError"] is False and
+          r["structuredContent"]["status"] == "applied" and
+          r["_meta"]["io.modelcontextprotocol/related-task"] ==
+          {"taskId": tid}, "applied %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+def s_dropped():
+    m = keyed("client.key")
+    tids = []
+    for wd in ["a", "b"]:
+        r = ext_call(m, "tools/call", {"name": "terraform_plan",
+                                       "arguments": {"working_dir": wd}})
+        tids.append(r["result"]["taskId"])
+        poll(m, tids[-1], lambda t: t["status"] != "working")
+    killed(m)
+    m = keyed("client.key")
+    r = answer(ext_call(m, "tasks/get", {"taskId": tids[1]}))
+    check(r["status"] == "completed" and "result" in r and
+          r["result"]["isError"] is False,
+          "the kept task %r" % r)
+    r = ext_call(m, "tasks/get", {"taskId": tids[0]})
+    check(error_code(r) == -32602 and "no longer kept" in
+          r["error"]["message"] and "tasks_per_client" in
+          r["error"]["message"], "the dropped task %r" % r)
+    check(m.close() == 0, "exit status")
+
+
+SCENARIOS = {"approved": s_approved, "restart": s_restart,
+             "reconnect": s_reconnect, "legacy": s_legacy,
+             "dropped": s_dropped}
 
 try:
     SCENARIOS[scenario]()

@@ -30,8 +30,8 @@ def check(cond, what):
 
 
 class Mcpd:
-    def __init__(self, binary, conf):
-        self.p = subprocess.Popen([binary, "-v", "-f", conf],
+    def __init__(self, binary, conf, args=()):
+        self.p = subprocess.Popen([binary, "-v", "-f", conf] + list(args),
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE,
                                   stderr=open("mcpd.log", "ab"))

@@ -92,8 +92,67 @@ restart_body()
 }
 restart_cleanup() { as_kill_all; }
 
+atf_test_case reconnect cleanup
+reconnect_head()
+{
+	atf_set "descr" "a 2026-07-28 task waiting on its approval outlives" \
+	    "a kill -9 of its mcpd: a new mcpd with the same client key file" \
+	    "takes it over and gets the applied result after approvalctl" \
+	    "approve; one with another key is told there is no such task"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform python3"
+	atf_set "timeout" "300"
+}
+reconnect_body()
+{
+	suite
+	start reconnect
+	check "$client" reconnect
+}
+reconnect_cleanup() { as_kill_all; }
+
+atf_test_case legacy cleanup
+legacy_head()
+{
+	atf_set "descr" "the same for a 2025-11-25 task: after a kill -9 of" \
+	    "its mcpd, tasks/result on a new mcpd with the same key returns" \
+	    "the applied result; another key gets no such task"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform python3"
+	atf_set "timeout" "300"
+}
+legacy_body()
+{
+	suite
+	start legacy
+	check "$client" legacy
+}
+legacy_cleanup() { as_kill_all; }
+
+atf_test_case dropped cleanup
+dropped_head()
+{
+	atf_set "descr" "with runnerd.tasks_per_client 1 a new mcpd gets the" \
+	    "newer of two finished tasks, and the older one is refused as no" \
+	    "longer kept, naming tasks_per_client"
+	atf_set "require.user" "root"
+	atf_set "require.progs" "runsc terraform python3"
+	atf_set "timeout" "300"
+}
+dropped_body()
+{
+	AS_TF_RUNNERD_EXTRA="  tasks_per_client: 1"
+	suite
+	start dropped
+	check "$client" dropped
+}
+dropped_cleanup() { as_kill_all; }
+
 atf_init_test_cases()
 {
 	atf_add_test_case approved
 	atf_add_test_case restart
+	atf_add_test_case reconnect
+	atf_add_test_case legacy
+	atf_add_test_case dropped
 }

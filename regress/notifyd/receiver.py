@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: ISC
 """A webhook receiver on 127.0.0.1 for notifyd's tests and benchmark.
 
-  receiver.py PORT PORTFILE LOG SECRETFILE MODEFILE
+  receiver.py PORT PORTFILE LOG KEYFILE MODEFILE
 
 Listens on PORT (0: any; the port is written to PORTFILE), checks each
 POST as Standard Webhooks says (webhook-id, webhook-timestamp within
 5 minutes, webhook-signature "v1,<base64 HMAC-SHA256 of id.ts.body>"
-with the whsec_ secret), answers 401 to a bad one, and appends one JSON
-line per request to LOG: id, ts, valid, code (the answer), type,
+with KEYFILE's whsec_ secret, or, when KEYFILE holds a whpk_ public
+key, "v1a,<base64 Ed25519 signature of id.ts.body>", checked with
+python3-cryptography), answers 401 to a bad one, and appends one JSON
+line per request to LOG: id, ts, valid, signature, code (the answer), type,
 received (time.time()), body.  MODEFILE, read per request, says how to answer a good one:
-"ok" (200), "500", or "slow S" (200 after S seconds).
+"ok" (200), "500", "500 PATH" (500 on PATH, 200 elsewhere), or "slow S"
+(200 after S seconds).
 """
 
 import base64
@@ -23,23 +26,46 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PORT, PORTFILE, LOG, SECRETFILE, MODEFILE = sys.argv[1:6]
-KEY = base64.b64decode(open(SECRETFILE).read().strip()[len("whsec_"):])
+PORT, PORTFILE, LOG, KEYFILE, MODEFILE = sys.argv[1:6]
+KEYTEXT = open(KEYFILE).read().strip()
+if KEYTEXT.startswith("whpk_"):
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PublicKey)
+    VERSION = "v1a"
+    PUBLIC = Ed25519PublicKey.from_public_bytes(
+        base64.b64decode(KEYTEXT[len("whpk_"):]))
+else:
+    VERSION = "v1"
+    KEY = base64.b64decode(KEYTEXT[len("whsec_"):])
 LOCK = threading.Lock()
 
 
+def signed(content, value):
+    """True when value, a signature's base64, is content's under KEYFILE."""
+    if VERSION == "v1":
+        want = base64.b64encode(hmac.new(KEY, content,
+                                         hashlib.sha256).digest())
+        return hmac.compare_digest(value.encode(), want)
+    try:
+        PUBLIC.verify(base64.b64decode(value, validate=True), content)
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
+
 def verify(msg_id, ts, body, header):
-    """True when one v1 signature of header is id.ts.body's."""
+    """True when one signature of header, of KEYFILE's version, is
+    id.ts.body's."""
     try:
         if abs(time.time() - int(ts)) > 300:
             return False
     except (TypeError, ValueError):
         return False
     content = msg_id.encode() + b"." + ts.encode() + b"." + body
-    want = base64.b64encode(hmac.new(KEY, content, hashlib.sha256).digest())
     for sig in (header or "").split(" "):
         version, _, value = sig.partition(",")
-        if version == "v1" and hmac.compare_digest(value.encode(), want):
+        if version == VERSION and signed(content, value):
             return True
     return False
 
@@ -64,12 +90,14 @@ class Hook(BaseHTTPRequestHandler):
         m = mode()
         if not valid:
             code = 401
-        elif m[0] == "500":
+        elif m[0] == "500" and (len(m) == 1 or m[1] == self.path):
             code = 500
         else:
             code = 200
         with LOCK, open(LOG, "a") as f:
             f.write(json.dumps({"id": msg_id, "ts": ts, "valid": valid,
+                                "signature":
+                                self.headers.get("webhook-signature"),
                                 "code": code, "type": kind,
                                 "received": time.time(),
                                 "body": body.decode(errors="replace")})

@@ -29,12 +29,13 @@ CONF
 	touch hook.log
 }
 
-# The receiver on port $1 (0: any); its port in $PORT.
+# The receiver on port $1 (0: any) with key file $2 (secret); its port
+# in $PORT.
 nt_receiver()
 {
 	rm -f port
-	python3 "$(atf_get_srcdir)/receiver.py" "$1" port hook.log secret mode \
-	    2>receiver.err &
+	python3 "$(atf_get_srcdir)/receiver.py" "$1" port hook.log \
+	    "${2:-secret}" mode 2>receiver.err &
 	echo "$! receiver" >> pids
 	ad_wait_socket_file port
 	PORT=$(cat port)
@@ -95,6 +96,12 @@ PY
 nt_outbox()
 {
 	python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from outbox").fetchone()[0])' var/approvals.db
+}
+
+# The webhook deliveries approvald has noted for rows it still holds.
+nt_delivered()
+{
+	python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from outbox_delivered").fetchone()[0])' var/approvals.db
 }
 
 # The receiver, the audit stand-in, approvald and notifyd.
@@ -238,6 +245,48 @@ restarts_cleanup()
 	as_kill_all
 }
 
+atf_test_case partial cleanup
+partial_head()
+{
+	atf_set descr "a row the standard webhook has and the Slack one refuses outlives a kill -9 of notifyd: approvald keeps which webhook has it, and the restarted notifyd posts it to the Slack webhook alone"
+}
+partial_body()
+{
+	nt_start_all
+	echo "500 /slack" > mode
+	$CLIENT request run demo "$PLAN_A" >/dev/null
+	# approvald has noted the standard webhook, and Slack was refused.
+	i=0
+	until [ "$(nt_delivered)" = 1 ] &&
+	    grep -q '"code": 500' hook.log; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && atf_fail "no delivery noted: $(cat hook.log)"
+		sleep 0.05
+	done
+	kill -KILL "$(cat notifyd.pid)"
+	echo ok > mode
+	nt_notifyd
+	nt_wait_event approval.requested
+	i=0
+	until [ "$(nt_outbox)" = 0 ]; do
+		i=$((i + 1))
+		[ $i -gt 400 ] && atf_fail "the row was not acked"
+		sleep 0.05
+	done
+	python3 - <<'PY' || atf_fail "posted again: $(cat hook.log)"
+import json
+log = [json.loads(l) for l in open("hook.log")]
+standard = [r for r in log if r["type"] == "approval.requested"]
+assert len(standard) == 1 and standard[0]["code"] == 200, standard
+PY
+	[ "$(nt_delivered)" = 0 ] || atf_fail "delivery notes outlive the row"
+	as_stop
+}
+partial_cleanup()
+{
+	as_kill_all
+}
+
 atf_test_case forged cleanup
 forged_head()
 {
@@ -280,10 +329,86 @@ forged_cleanup()
 	as_kill_all
 }
 
+atf_test_case ed25519 cleanup
+ed25519_head()
+{
+	atf_set descr "webhooks with an ed25519_key_file (a seed, and seed with public key) get v1a signatures that the receiver checks with the whpk_ public key alone; another key, a v1 HMAC and a key file that is not whsk_ are refused"
+	atf_set require.progs python3
+}
+ed25519_body()
+{
+	python3 -c 'import cryptography' 2>/dev/null ||
+	    atf_fail "python3-cryptography is needed to check Ed25519"
+	port=$(free_port)
+	nt_setup "$port"
+	python3 - <<'PY'
+import base64
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding, NoEncryption, PrivateFormat, PublicFormat)
+k = Ed25519PrivateKey.generate()
+seed = k.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+pub = k.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+for name, raw in [("seed.key", seed), ("pair.key", seed + pub)]:
+    open(name, "w").write("whsk_" + base64.b64encode(raw).decode() + "\n")
+open("signing.pub", "w").write("whpk_" + base64.b64encode(pub).decode() + "\n")
+PY
+	chmod 600 seed.key pair.key
+	sed -i -e "s|/hook\" }|/hook\", ed25519_key_file: $(pwd)/seed.key }|" \
+	    -e "s|/slack\", format: slack }|/slack\", format: slack, ed25519_key_file: $(pwd)/pair.key }|" \
+	    conf.yaml
+	atf_check -o match:"ed25519_key_file: \"$(pwd)/pair.key\"" \
+	    -e inline:"configuration OK\n" \
+	    "$(as_bin notifyd)" -n -v -f "$(pwd)/conf.yaml"
+	nt_receiver "$port" signing.pub
+	ad_audit_stub
+	ad_start
+	nt_notifyd
+	$CLIENT request run demo "$PLAN_A" >/dev/null
+	nt_wait_event approval.requested
+	python3 - "$port" <<'PY' || atf_fail "v1a: $(cat hook.log)"
+import base64, hashlib, hmac, json, sys, time, urllib.request, urllib.error
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+port = sys.argv[1]
+log = [json.loads(l) for l in open("hook.log")]
+assert log and all(r["valid"] and r["signature"].startswith("v1a,") and
+                   " " not in r["signature"] for r in log), log
+good = [r for r in log if r["type"]][0]
+body = good["body"].encode()
+def post(sig):
+    now = int(time.time())
+    req = urllib.request.Request("http://127.0.0.1:%s/hook" % port, body,
+        {"webhook-id": good["id"], "webhook-timestamp": str(now),
+         "webhook-signature": sig(b"%s.%d.%s" % (good["id"].encode(), now,
+                                                 body)),
+         "Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(req).status
+    except urllib.error.HTTPError as e:
+        return e.code
+other = Ed25519PrivateKey.generate()
+secret = base64.b64decode(open("secret").read().strip()[len("whsec_"):])
+# Signed by another Ed25519 key; an HMAC with the whsec_ secret.
+assert post(lambda c: "v1a," + base64.b64encode(other.sign(c)).decode()) == 401
+assert post(lambda c: "v1," + base64.b64encode(hmac.new(secret, c,
+    hashlib.sha256).digest()).decode()) == 401
+PY
+	as_stop
+	cp secret seed.key
+	atf_check -s not-exit:0 -e match:"seed.key: not whsk_ and base64" \
+	    "$(as_bin notifyd)" -n -f "$(pwd)/conf.yaml"
+}
+ed25519_cleanup()
+{
+	as_kill_all
+}
+
 atf_init_test_cases()
 {
 	atf_add_test_case every_change
 	atf_add_test_case receiver_trouble
 	atf_add_test_case restarts
 	atf_add_test_case forged
+	atf_add_test_case ed25519
+	atf_add_test_case partial
 }
