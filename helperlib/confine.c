@@ -264,3 +264,47 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 	json_object_update(r, reply);
 	json_decref(reply);
 }
+
+struct plan_job {
+	const char	*state;
+	const char	*digest;
+	const char	*dir;
+};
+
+static json_t *
+plan_child(void *arg)
+{
+	struct plan_job *j = arg;
+	char why[512] = "";
+	int r;
+
+	r = plan_seed(j->state, j->digest, j->dir, why, sizeof(why));
+	return json_pack("{s:b, s:s}", "ok", r == 0, "why", why);
+}
+
+/*
+ * plan_seed in a child that reads nothing but the state directory and
+ * writes nothing but dir (confined_run): a render's saved plan, on the
+ * kubernetes backend, where no collect brings it (kube/renderer.c).
+ */
+int
+plan_seed_confined(const struct as_config *c, const char *state,
+    const char *digest, const char *dir, char *why, size_t whylen)
+{
+	struct sandbox_paths paths = { .rw = { dir }, .ro = { state } };
+	struct plan_job job = { state, digest, dir };
+	const char *w;
+	json_t *reply;
+	int r;
+
+	if ((reply = confined_run(c, &paths, plan_child, &job, why,
+	    whylen)) == NULL)
+		return -1;
+	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
+	w = json_string_value(json_object_get(reply, "why"));
+	if (r == -1)
+		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
+		    "the saved plan could not be copied");
+	json_decref(reply);
+	return r;
+}

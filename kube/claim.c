@@ -2,7 +2,9 @@
 /*
  * The claim keeper: the kubernetes backend's hands on terraform's
  * PersistentVolumeClaim, which this host sees at kubernetes.pvc_path
- * and each Job with files mounts at /work, sub-path calls/<Job name>.
+ * and each Job with files mounts at /work, sub-path calls/<Job name>/work
+ * (and an apply's at PLAN_MOUNT, read-only, sub-path calls/<Job name>/plan:
+ * the approved plan, root's, beside its work/ as in a gvisor bundle).
  * A sandbox runs as uid 65534, so its directory must be made over to
  * it, and what it leaves there removed: that takes root, which the
  * helper (libcurl, the cluster's answers) gives up.  So the helper
@@ -11,9 +13,10 @@
  * than the shape of a request, and answers one request at a time with
  * the gvisor launcher's own workspace code (workspace.c):
  *
- *   CLAIM_SEED      the run request: calls/<name> made for the sandbox
- *                   user, files_in, the working directory, the state and
- *                   a saved plan (only if it still has its digest)
+ *   CLAIM_SEED      the run request: calls/<name>/work made for the
+ *                   sandbox user, files_in, the working directory, the
+ *                   state and, in calls/<name>/plan, a saved plan (only
+ *                   if it still has its digest)
  *   CLAIM_COLLECT   the run request and the call's result: files_out
  *                   read; after a clean exit the state and the new plan
  *                   kept; the call's directory removed
@@ -52,16 +55,20 @@ claim_needed(json_t *req)
 	    json_object_get(req, "state") != NULL;
 }
 
-/* The call's directory on the claim, or its sub-path there (root NULL). */
+/*
+ * The call's directory on the claim, or its sub-path there (root NULL),
+ * or with sub ("work", PLAN_DIR) that directory of it.
+ */
 int
-claim_call_path(const char *root, uint64_t id, char *buf, size_t len)
+claim_call_path(const char *root, uint64_t id, const char *sub, char *buf,
+    size_t len)
 {
 	char name[KUBE_NAME_LEN];
 
 	kube_name(id, name);
-	if (root == NULL)
-		return pathf(buf, len, KUBE_CLAIM_CALLS "/%s", name);
-	return pathf(buf, len, "%s/" KUBE_CLAIM_CALLS "/%s", root, name);
+	return pathf(buf, len, "%s%s" KUBE_CLAIM_CALLS "/%s%s%s",
+	    root != NULL ? root : "", root != NULL ? "/" : "", name,
+	    sub != NULL ? "/" : "", sub != NULL ? sub : "");
 }
 
 /* -- the keeper ------------------------------------------------------------ */
@@ -111,28 +118,35 @@ static json_t *
 seed(const struct as_config *c, uint64_t id, json_t *req)
 {
 	const char *workdir;
-	char dir[PATH_MAX], why[512];
+	char dir[PATH_MAX], work[PATH_MAX], plan[PATH_MAX], why[512];
 
 	if (!request_ok(req) || !workspace_request_ok(c, req))
 		return error_reply("bad run request");
 	workdir = json_string_value(json_object_get(req, "workdir"));
 	if (workdir != NULL && !workdir_ok(c, workdir, why, sizeof(why)))
 		return error_reply(why);
-	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
-	    sizeof(dir)) == -1)
+	if (claim_call_path(c->kubernetes.pvc_path, id, NULL, dir,
+	    sizeof(dir)) == -1 || claim_call_path(c->kubernetes.pvc_path, id,
+	    "work", work, sizeof(work)) == -1 ||
+	    claim_call_path(c->kubernetes.pvc_path, id, PLAN_DIR, plan,
+	    sizeof(plan)) == -1)
 		return error_reply("call directory: path too long");
 	(void)rm_tree(dir);
-	if (mkdir(dir, 0700) == -1 ||
-	    chown(dir, SANDBOX_UID, SANDBOX_GID) == -1) {
+	if (mkdir(dir, 0700) == -1 || mkdir(work, 0700) == -1 ||
+	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1 ||
+	    (json_object_get(req, "plan_load") != NULL &&
+	    mkdir(plan, 0755) == -1)) {
 		snprintf(why, sizeof(why), "%.300s: %s", dir, strerror(errno));
+		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	if (files_write(dir, json_object_get(req, "files_in")) == -1) {
+	if (files_write(work, json_object_get(req, "files_in")) == -1) {
 		snprintf(why, sizeof(why), "files in: %s", strerror(errno));
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	if (workspace_seed(c, dir, NULL, req, why, sizeof(why)) == -1) {
+	if (workspace_seed(c, work, json_object_get(req, "plan_load") !=
+	    NULL ? plan : NULL, req, why, sizeof(why)) == -1) {
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
@@ -147,10 +161,11 @@ keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
 {
 	json_t *req, *result, *reply;
 	const char *status;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], work[PATH_MAX];
 
-	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
-	    sizeof(dir)) == -1)
+	if (claim_call_path(c->kubernetes.pvc_path, id, NULL, dir,
+	    sizeof(dir)) == -1 || claim_call_path(c->kubernetes.pvc_path, id,
+	    "work", work, sizeof(work)) == -1)
 		return error_reply("call directory: path too long");
 	req = json_object_get(msg, "request");
 	result = json_object_get(msg, "result");
@@ -158,11 +173,11 @@ keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
 	    !json_is_object(result))
 		reply = error_reply("bad collect request");
 	else
-		reply = json_pack("{s:o}", "files", files_collect(dir,
+		reply = json_pack("{s:o}", "files", files_collect(work,
 		    json_object_get(req, "files_out"), c->runnerd.output_max));
 	status = json_string_value(json_object_get(result, "status"));
 	if (reply != NULL && json_object_get(reply, "error") == NULL)
-		workspace_keep(dir, req, reply, status != NULL &&
+		workspace_keep(work, req, reply, status != NULL &&
 		    strcmp(status, "exited") == 0 &&
 		    json_integer_value(json_object_get(result, "exit_code")) ==
 		    0 && json_object_get(result, "error") == NULL);
