@@ -110,8 +110,6 @@ void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
 /* launcher/bundle.c */
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
-int	 sandbox_init_find(const char *);
-const char *sandbox_init_path(void);
 int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
@@ -119,6 +117,11 @@ json_t	*bind_mount(const char *, const char *, int);
 int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
+
+/* helperlib/hostfiles.c: what of this host the sandboxes get */
+int	 sandbox_init_find(const char *);
+const char *sandbox_init_path(void);
+const char *sandbox_stat_path(void);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 
