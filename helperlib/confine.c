@@ -90,6 +90,19 @@ confined_run(const struct as_config *c, const struct sandbox_paths *paths,
 	return NULL;
 }
 
+/* A child's {"ok", "why"}: 0, or -1 and its why (else what). */
+static int
+reply_ok(const json_t *reply, const char *what, char *why, size_t whylen)
+{
+	const char *w;
+
+	if (json_is_true(json_object_get(reply, "ok")))
+		return 0;
+	w = json_string_value(json_object_get(reply, "why"));
+	snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w : what);
+	return -1;
+}
+
 struct seed_job {
 	const struct as_config	*c;
 	const char		*work;
@@ -134,7 +147,6 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	struct seed_job job = { c, work, NULL, render, req };
 	char terraform[PATH_MAX], tfinit[PATH_MAX], plandir[PATH_MAX];
-	const char *w;
 	json_t *reply;
 	int r;
 
@@ -166,11 +178,7 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	if ((reply = confined_run(c, &paths, seed_child, &job, why,
 	    whylen)) == NULL)
 		return -1;
-	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
-	w = json_string_value(json_object_get(reply, "why"));
-	if (r == -1)
-		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
-		    "the workspace copy failed");
+	r = reply_ok(reply, "the workspace copy failed", why, whylen);
 	if (render) {
 		json_decref(reply);
 		return r;
@@ -293,18 +301,13 @@ plan_seed_confined(const struct as_config *c, const char *state,
 {
 	struct sandbox_paths paths = { .rw = { dir }, .ro = { state } };
 	struct plan_job job = { state, digest, dir };
-	const char *w;
 	json_t *reply;
 	int r;
 
 	if ((reply = confined_run(c, &paths, plan_child, &job, why,
 	    whylen)) == NULL)
 		return -1;
-	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
-	w = json_string_value(json_object_get(reply, "why"));
-	if (r == -1)
-		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
-		    "the saved plan could not be copied");
+	r = reply_ok(reply, "the saved plan could not be copied", why, whylen);
 	json_decref(reply);
 	return r;
 }

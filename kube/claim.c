@@ -25,13 +25,10 @@
  * they apply.  Call directories that a crash left are removed at start.
  */
 #include <sys/types.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -201,53 +198,29 @@ sweep_calls(const struct as_config *c)
 		fatal("claim: %s", calls);
 }
 
-static void __attribute__((noreturn))
+static const struct as_config	*keeper_conf;	/* in the keeper */
+
+static json_t *
+keeper_handle(uint32_t type, uint64_t id, json_t *msg)
+{
+	if (type == CLAIM_SEED)
+		return seed(keeper_conf, id, msg);
+	if (type == CLAIM_COLLECT)
+		return keeper_collect(keeper_conf, id, msg);
+	return error_reply("unknown request");
+}
+
+static void
 keeper_main(const struct as_config *c, int fd)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct channel ch;
-	struct msg m;
-	json_t *msg, *reply;
-	char *text;
 
-	log_procinit("runnerd-claim");
-	/* Nothing of the helper's but stderr: not the engine's channel. */
-	if (dup2(fd, 3) == -1)
-		fatal("claim: dup2");
-	closefrom(4);
-	fd = 3;
-	/* The helper's end closing ends it, after the request in hand. */
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	fd = rootchild_enter(fd, "runnerd-claim");
+	keeper_conf = c;
 	sweep_calls(c);
 	paths.rw[0] = c->kubernetes.pvc_path;
 	sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
-	channel_init(&ch, fd);
-	while (channel_recv_sync(&ch, &m, -1) == 0) {
-		/* A call's result, sent here, may hold NULs in its output. */
-		msg = cjson_parse_nul(m.data, m.len, NULL, 0);
-		if (m.fd != -1)
-			close_received(m.fd);
-		if (msg == NULL)
-			reply = error_reply("garbled request");
-		else if (m.hdr.type == CLAIM_SEED)
-			reply = seed(c, m.hdr.reqid, msg);
-		else if (m.hdr.type == CLAIM_COLLECT)
-			reply = keeper_collect(c, m.hdr.reqid, msg);
-		else
-			reply = error_reply("unknown request");
-		json_decref(msg);
-		if (reply == NULL || (text = json_dumps(reply,
-		    JSON_COMPACT)) == NULL)
-			fatalx("claim: out of memory");
-		json_decref(reply);
-		if (channel_send_sync(&ch, CLAIM_REPLY, m.hdr.reqid, -1, text,
-		    strlen(text), -1) == -1)
-			fatal("claim: reply");
-		free(text);
-	}
-	_exit(0);
+	rootchild_serve(fd, CLAIM_REPLY, keeper_handle);
 }
 
 /* -- the helper's end ------------------------------------------------------ */
@@ -256,45 +229,21 @@ keeper_main(const struct as_config *c, int fd)
 void
 claim_start(const struct as_config *c)
 {
-	pid_t pid;
-	int fd;
-
-	if ((pid = fork_paired(&fd)) == -1)
-		fatal("claim keeper");
-	if (pid == 0)
-		keeper_main(c, fd);
-	channel_init(&keeper, fd);
+	rootchild_start(c, &keeper, keeper_main, "claim keeper");
 }
 
 /* A worker has no business with the keeper. */
 void
 claim_close(void)
 {
-	if (keeper.fd != -1)
-		close(keeper.fd);
-	keeper.fd = -1;
+	rootchild_close(&keeper);
 }
 
-/* One request, its answer; NULL and why when the keeper is gone. */
 static json_t *
 ask(uint32_t type, uint64_t id, json_t *payload, char *why, size_t whylen)
 {
-	struct msg m;
-	json_t *reply = NULL;
-	char *text;
-
-	text = payload != NULL ? json_dumps(payload, JSON_COMPACT) : NULL;
-	json_decref(payload);
-	if (keeper.fd == -1 || text == NULL ||
-	    channel_send_sync(&keeper, type, id, -1, text, strlen(text),
-	    -1) == -1 || channel_recv_sync(&keeper, &m, -1) == -1 ||
-	    m.hdr.type != CLAIM_REPLY || m.hdr.reqid != id ||
-	    (reply = cjson_parse_nul(m.data, m.len, NULL, 0)) == NULL) {
-		log_warnx("claim keeper: no answer");
-		snprintf(why, whylen, "the claim keeper did not answer");
-	}
-	free(text);
-	return reply;
+	return rootchild_ask(&keeper, type, CLAIM_REPLY, id, payload,
+	    "claim keeper", why, whylen);
 }
 
 /* Fills the call's directory on the claim: 0, or -1 and why. */

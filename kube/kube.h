@@ -76,6 +76,17 @@ void	 claim_close(void);
 int	 claim_seed(uint64_t, json_t *, char *, size_t);
 void	 claim_collect(uint64_t, json_t *, json_t *);
 
+/* kube/rootchild.c: the helper's root children and their channels */
+struct channel;
+void	 rootchild_start(const struct as_config *, struct channel *,
+	    void (*)(const struct as_config *, int), const char *);
+int	 rootchild_enter(int, const char *);
+void	 rootchild_serve(int, uint32_t, json_t *(*)(uint32_t, uint64_t,
+	    json_t *));
+void	 rootchild_close(struct channel *);
+json_t	*rootchild_ask(struct channel *, uint32_t, uint32_t, uint64_t,
+	    json_t *, const char *, char *, size_t);
+
 /* kube/renderer.c: saved plans rendered on this host (helperlib/render.c) */
 void	 renderer_start(const struct as_config *);
 void	 renderer_close(void);

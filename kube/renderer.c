@@ -20,8 +20,9 @@
  * bwrap mounts the render's root, which Landlock refuses to any process
  * in a domain, so this process keeps root and no filter, like the
  * launcher.  The helper forks it before it reads the kubeconfig or drops
- * root; it holds nothing of the cluster's, takes one request at a time
- * from the helper and reads the claim only in confined children
+ * root (rootchild.c); it holds nothing of the cluster's, takes one
+ * request at a time from the helper and reads the claim only in
+ * confined children
  * (helperlib/confine.c).  A render gets the call's limits (its own
  * cgroup, helperlib/cgroup.c) and runnerd.timeout.
  */
@@ -32,7 +33,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,8 +120,11 @@ render_plan(const struct as_config *c, uint64_t id, json_t *req)
 	(void)reap(NULL);
 	(void)rm_tree(dir);
 	render_init(&r);
-	if (mkdir(dir, 0700) == -1 || cgroup_create(c, cid) == -1)
+	if (mkdir(dir, 0700) == -1)
 		snprintf(why, sizeof(why), "render: %.300s: %s", dir,
+		    strerror(errno));
+	else if (cgroup_create(c, cid) == -1)
+		snprintf(why, sizeof(why), "render: cgroup %s: %s", cid,
 		    strerror(errno));
 	else {
 		render_start(c, dir, cid, req, &r);
@@ -144,24 +147,24 @@ render_plan(const struct as_config *c, uint64_t id, json_t *req)
 	return out;
 }
 
-static void __attribute__((noreturn))
+static const struct as_config	*renderer_conf;	/* in the renderer */
+
+static json_t *
+renderer_handle(uint32_t type, uint64_t id, json_t *msg)
+{
+	if (type != RENDER_PLAN)
+		return json_pack("{s:s}", "error", "unknown request");
+	return render_plan(renderer_conf, id, msg);
+}
+
+static void
 renderer_main(const struct as_config *c, int fd)
 {
-	struct channel ch;
-	struct msg m;
-	json_t *msg, *reply;
-	char *text, dir[PATH_MAX];
+	char dir[PATH_MAX];
 	sigset_t chld;
 
-	log_procinit("runnerd-render");
-	if (dup2(fd, 3) == -1)
-		fatal("renderer: dup2");
-	closefrom(4);
-	fd = 3;
-	/* The helper's end closing ends it, after the render in hand. */
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	fd = rootchild_enter(fd, "runnerd-render");
+	renderer_conf = c;
 	/* Waited for with sigtimedwait: blocked, not ignored. */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -171,27 +174,7 @@ renderer_main(const struct as_config *c, int fd)
 	if (pathf(dir, sizeof(dir), "%s/render", c->runnerd.state_dir) == -1 ||
 	    (mkdir(dir, 0700) == -1 && errno != EEXIST))
 		fatal("renderer: %s", dir);
-	channel_init(&ch, fd);
-	while (channel_recv_sync(&ch, &m, -1) == 0) {
-		msg = cjson_parse(m.data, m.len, NULL, 0);
-		if (m.fd != -1)
-			close_received(m.fd);
-		if (msg == NULL || m.hdr.type != RENDER_PLAN)
-			reply = json_pack("{s:s}", "error", "bad render "
-			    "request");
-		else
-			reply = render_plan(c, m.hdr.reqid, msg);
-		json_decref(msg);
-		if (reply == NULL || (text = json_dumps(reply,
-		    JSON_COMPACT)) == NULL)
-			fatalx("renderer: out of memory");
-		json_decref(reply);
-		if (channel_send_sync(&ch, RENDER_REPLY, m.hdr.reqid, -1, text,
-		    strlen(text), -1) == -1)
-			fatal("renderer: reply");
-		free(text);
-	}
-	_exit(0);
+	rootchild_serve(fd, RENDER_REPLY, renderer_handle);
 }
 
 /* -- the helper's end ------------------------------------------------------ */
@@ -200,23 +183,14 @@ renderer_main(const struct as_config *c, int fd)
 void
 renderer_start(const struct as_config *c)
 {
-	pid_t pid;
-	int fd;
-
-	if ((pid = fork_paired(&fd)) == -1)
-		fatal("plan renderer");
-	if (pid == 0)
-		renderer_main(c, fd);
-	channel_init(&renderer, fd);
+	rootchild_start(c, &renderer, renderer_main, "plan renderer");
 }
 
 /* A worker has no business with the renderer. */
 void
 renderer_close(void)
 {
-	if (renderer.fd != -1)
-		close(renderer.fd);
-	renderer.fd = -1;
+	rootchild_close(&renderer);
 }
 
 /*
@@ -229,9 +203,9 @@ void
 renderer_render(uint64_t id, json_t *req, json_t *result)
 {
 	const char *digest, *error;
-	json_t *ask, *reply = NULL;
-	struct msg m;
-	char *text;
+	json_t *ask;
+	json_t *reply;
+	char why[256];
 
 	digest = json_string_value(json_object_get(result, "plan_digest"));
 	if (!json_is_true(json_object_get(req, "render")) || digest == NULL ||
@@ -240,20 +214,13 @@ renderer_render(uint64_t id, json_t *req, json_t *result)
 	ask = json_deep_copy(req);
 	if (ask != NULL)
 		json_object_set_new(ask, "plan_digest", json_string(digest));
-	text = ask != NULL ? json_dumps(ask, JSON_COMPACT) : NULL;
-	json_decref(ask);
-	if (renderer.fd != -1 && text != NULL &&
-	    channel_send_sync(&renderer, RENDER_PLAN, id, -1, text,
-	    strlen(text), -1) == 0 && channel_recv_sync(&renderer, &m,
-	    -1) == 0 && m.hdr.type == RENDER_REPLY && m.hdr.reqid == id)
-		reply = cjson_parse(m.data, m.len, NULL, 0);
-	free(text);
+	reply = rootchild_ask(&renderer, RENDER_PLAN, RENDER_REPLY, id, ask,
+	    "plan renderer", why, sizeof(why));
 	json_object_del(result, "files");
 	if (reply == NULL) {
-		log_warnx("plan renderer: no answer");
-		json_object_set_new(result, "error", json_string("the plan "
-		    "could not be rendered outside the planning sandbox: the "
-		    "plan renderer did not answer"));
+		json_object_set_new(result, "error", json_sprintf("the plan "
+		    "could not be rendered outside the planning sandbox: %s",
+		    why));
 		return;
 	}
 	error = json_string_value(json_object_get(reply, "error"));
