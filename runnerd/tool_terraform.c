@@ -44,9 +44,11 @@
  * A phase is announced on the shell's stdin, which the launcher reads
  * (launcher/phase.c); terraform, and the module code it runs, gets
  * /dev/null instead, so that it cannot announce one.  Where stdin is
- * no socket (the kubernetes backend) the announcement goes nowhere.
+ * no socket (the kubernetes backend) the announcement goes nowhere,
+ * and a /dev/null opened read-only refuses it: an announcement never
+ * makes the script's status, also as its last command.
  */
-#define TF_PHASE_FN	"phase() { echo $1 2>/dev/null >&0; }; "
+#define TF_PHASE_FN	"phase() { echo $1 2>/dev/null >&0 || :; }; "
 
 /*
  * -plugin-dir makes the mounted mirror the only place providers come
