@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The launcher's reads of trees an agent can write, each in a child
- * held by Landlock to the paths it needs (issue 14).
+ * The launcher's reads of trees an agent can write, and the kubernetes
+ * plan renderer's (kube/renderer.c), each in a child held by Landlock
+ * to the paths it needs (issue 14).
  *
  * The launcher itself stays outside Landlock, because what it runs
  * cannot work in a Landlock domain: the kernel refuses mount(2),
@@ -9,8 +10,8 @@
  * filesystem access, in every mount namespace (Landlock's "filesystem
  * topology modification" rule), and a domain is inherited by every
  * child and exec.  runsc's gofer and sandbox pivot_root into their own
- * roots and bwrap (launcher/render.c) mounts the render's root; both fail with
- * EPERM under any ruleset.  So the launcher process reads no agent
+ * roots and bwrap (helperlib/render.c) mounts the render's root; both
+ * fail with EPERM under any ruleset.  So the launcher process reads no agent
  * tree itself: seeding a workspace, and collecting files, state and
  * plans from it, run here, in a child whose Landlock domain reads only
  * the tree in hand and runnerd's terraform state, and whose seccomp

@@ -450,7 +450,7 @@ spec_args(json_t *argv)
  * and Node's heaps), and at 512 MiB Python started no more than about
  * 20 threads at once here.  This runsc enforces no other bound inside
  * (RLIMIT_DATA is not applied to mmap); memory is the host cgroup's
- * (launcher/cgroup.c).
+ * (helperlib/cgroup.c).
  */
 static json_t *
 spec_rlimits(const struct as_config *conf, int address_space)

@@ -39,7 +39,7 @@
  * nothing else, so that nothing of the file but those two reaches the
  * configuration; then init from the plugin directory only, the lock
  * file unchanged (the init cache's builder, launcher/tfinit.c, and the
- * render, launcher/render.c).
+ * render, helperlib/render.c).
  */
 #define TF_LOCK_PROVIDERS "awk 'BEGIN { print \"terraform {\"; " \
     "print \"required_providers {\" } " \
