@@ -216,7 +216,13 @@
 	/* keeper: {"error"}, or to a seed {"snapshot"?,		\
 	   "module_provisioners"?}, to a collect {"files"} and		\
 	   workspace_keep's keys */					\
-	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY")
+	X(CLAIM_REPLY,		982,	0, "CLAIM_REPLY")			\
+	/* The kubernetes helper <-> its plan renderer			\
+	   (kube/renderer.c): the run request of a clean plan, with	\
+	   the "plan_digest" the keeper kept it under */		\
+	X(RENDER_PLAN,		985,	0, "RENDER_PLAN")		\
+	/* renderer: {"files": {"plan.json", "plan.txt"}} or {"error"} */ \
+	X(RENDER_REPLY,		986,	0, "RENDER_REPLY")
 
 enum msg_type {
 #define MSG_ENUM(sym, num, fd, name)	sym = num,

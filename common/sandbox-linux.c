@@ -110,7 +110,7 @@ static const int runnerd_syscalls[] = {
 /*
  * runnerd's claim keeper: copies and removes files on terraform's claim
  * (Landlock holds it there); no sockets of its own, no exec.  The
- * launcher's confined children (launcher/confine.c) share it.  glibc's
+ * launcher's confined children (helperlib/confine.c) share it.  glibc's
  * qsort asks sysinfo(2) for the memory size before it sorts more than
  * 1 KiB of entries: 128 names of a directory, 64 files of a module.
  */

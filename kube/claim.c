@@ -2,7 +2,9 @@
 /*
  * The claim keeper: the kubernetes backend's hands on terraform's
  * PersistentVolumeClaim, which this host sees at kubernetes.pvc_path
- * and each Job with files mounts at /work, sub-path calls/<Job name>.
+ * and each Job with files mounts at /work, sub-path calls/<Job name>/work
+ * (and an apply's at PLAN_MOUNT, read-only, sub-path calls/<Job name>/plan:
+ * the approved plan, root's, beside its work/ as in a gvisor bundle).
  * A sandbox runs as uid 65534, so its directory must be made over to
  * it, and what it leaves there removed: that takes root, which the
  * helper (libcurl, the cluster's answers) gives up.  So the helper
@@ -11,9 +13,10 @@
  * than the shape of a request, and answers one request at a time with
  * the gvisor launcher's own workspace code (workspace.c):
  *
- *   CLAIM_SEED      the run request: calls/<name> made for the sandbox
- *                   user, files_in, the working directory, the state and
- *                   a saved plan (only if it still has its digest)
+ *   CLAIM_SEED      the run request: calls/<name>/work made for the
+ *                   sandbox user, files_in, the working directory, the
+ *                   state and, in calls/<name>/plan, a saved plan (only
+ *                   if it still has its digest)
  *   CLAIM_COLLECT   the run request and the call's result: files_out
  *                   read; after a clean exit the state and the new plan
  *                   kept; the call's directory removed
@@ -22,13 +25,10 @@
  * they apply.  Call directories that a crash left are removed at start.
  */
 #include <sys/types.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -52,16 +52,20 @@ claim_needed(json_t *req)
 	    json_object_get(req, "state") != NULL;
 }
 
-/* The call's directory on the claim, or its sub-path there (root NULL). */
+/*
+ * The call's directory on the claim, or its sub-path there (root NULL),
+ * or with sub ("work", PLAN_DIR) that directory of it.
+ */
 int
-claim_call_path(const char *root, uint64_t id, char *buf, size_t len)
+claim_call_path(const char *root, uint64_t id, const char *sub, char *buf,
+    size_t len)
 {
 	char name[KUBE_NAME_LEN];
 
 	kube_name(id, name);
-	if (root == NULL)
-		return pathf(buf, len, KUBE_CLAIM_CALLS "/%s", name);
-	return pathf(buf, len, "%s/" KUBE_CLAIM_CALLS "/%s", root, name);
+	return pathf(buf, len, "%s%s" KUBE_CLAIM_CALLS "/%s%s%s",
+	    root != NULL ? root : "", root != NULL ? "/" : "", name,
+	    sub != NULL ? "/" : "", sub != NULL ? sub : "");
 }
 
 /* -- the keeper ------------------------------------------------------------ */
@@ -111,28 +115,35 @@ static json_t *
 seed(const struct as_config *c, uint64_t id, json_t *req)
 {
 	const char *workdir;
-	char dir[PATH_MAX], why[512];
+	char dir[PATH_MAX], work[PATH_MAX], plan[PATH_MAX], why[512];
 
 	if (!request_ok(req) || !workspace_request_ok(c, req))
 		return error_reply("bad run request");
 	workdir = json_string_value(json_object_get(req, "workdir"));
 	if (workdir != NULL && !workdir_ok(c, workdir, why, sizeof(why)))
 		return error_reply(why);
-	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
-	    sizeof(dir)) == -1)
+	if (claim_call_path(c->kubernetes.pvc_path, id, NULL, dir,
+	    sizeof(dir)) == -1 || claim_call_path(c->kubernetes.pvc_path, id,
+	    "work", work, sizeof(work)) == -1 ||
+	    claim_call_path(c->kubernetes.pvc_path, id, PLAN_DIR, plan,
+	    sizeof(plan)) == -1)
 		return error_reply("call directory: path too long");
 	(void)rm_tree(dir);
-	if (mkdir(dir, 0700) == -1 ||
-	    chown(dir, SANDBOX_UID, SANDBOX_GID) == -1) {
+	if (mkdir(dir, 0700) == -1 || mkdir(work, 0700) == -1 ||
+	    chown(work, SANDBOX_UID, SANDBOX_GID) == -1 ||
+	    (json_object_get(req, "plan_load") != NULL &&
+	    mkdir(plan, 0755) == -1)) {
 		snprintf(why, sizeof(why), "%.300s: %s", dir, strerror(errno));
+		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	if (files_write(dir, json_object_get(req, "files_in")) == -1) {
+	if (files_write(work, json_object_get(req, "files_in")) == -1) {
 		snprintf(why, sizeof(why), "files in: %s", strerror(errno));
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
-	if (workspace_seed(c, dir, NULL, req, why, sizeof(why)) == -1) {
+	if (workspace_seed(c, work, json_object_get(req, "plan_load") !=
+	    NULL ? plan : NULL, req, why, sizeof(why)) == -1) {
 		(void)rm_tree(dir);
 		return error_reply(why);
 	}
@@ -147,10 +158,11 @@ keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
 {
 	json_t *req, *result, *reply;
 	const char *status;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], work[PATH_MAX];
 
-	if (claim_call_path(c->kubernetes.pvc_path, id, dir,
-	    sizeof(dir)) == -1)
+	if (claim_call_path(c->kubernetes.pvc_path, id, NULL, dir,
+	    sizeof(dir)) == -1 || claim_call_path(c->kubernetes.pvc_path, id,
+	    "work", work, sizeof(work)) == -1)
 		return error_reply("call directory: path too long");
 	req = json_object_get(msg, "request");
 	result = json_object_get(msg, "result");
@@ -158,11 +170,11 @@ keeper_collect(const struct as_config *c, uint64_t id, json_t *msg)
 	    !json_is_object(result))
 		reply = error_reply("bad collect request");
 	else
-		reply = json_pack("{s:o}", "files", files_collect(dir,
+		reply = json_pack("{s:o}", "files", files_collect(work,
 		    json_object_get(req, "files_out"), c->runnerd.output_max));
 	status = json_string_value(json_object_get(result, "status"));
 	if (reply != NULL && json_object_get(reply, "error") == NULL)
-		workspace_keep(dir, req, reply, status != NULL &&
+		workspace_keep(work, req, reply, status != NULL &&
 		    strcmp(status, "exited") == 0 &&
 		    json_integer_value(json_object_get(result, "exit_code")) ==
 		    0 && json_object_get(result, "error") == NULL);
@@ -186,53 +198,29 @@ sweep_calls(const struct as_config *c)
 		fatal("claim: %s", calls);
 }
 
-static void __attribute__((noreturn))
+static const struct as_config	*keeper_conf;	/* in the keeper */
+
+static json_t *
+keeper_handle(uint32_t type, uint64_t id, json_t *msg)
+{
+	if (type == CLAIM_SEED)
+		return seed(keeper_conf, id, msg);
+	if (type == CLAIM_COLLECT)
+		return keeper_collect(keeper_conf, id, msg);
+	return error_reply("unknown request");
+}
+
+static void
 keeper_main(const struct as_config *c, int fd)
 {
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
-	struct channel ch;
-	struct msg m;
-	json_t *msg, *reply;
-	char *text;
 
-	log_procinit("runnerd-claim");
-	/* Nothing of the helper's but stderr: not the engine's channel. */
-	if (dup2(fd, 3) == -1)
-		fatal("claim: dup2");
-	closefrom(4);
-	fd = 3;
-	/* The helper's end closing ends it, after the request in hand. */
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
+	fd = rootchild_enter(fd, "runnerd-claim");
+	keeper_conf = c;
 	sweep_calls(c);
 	paths.rw[0] = c->kubernetes.pvc_path;
 	sandbox_enter(ROLE_CLAIM, &paths, daemon_trap(c));
-	channel_init(&ch, fd);
-	while (channel_recv_sync(&ch, &m, -1) == 0) {
-		/* A call's result, sent here, may hold NULs in its output. */
-		msg = cjson_parse_nul(m.data, m.len, NULL, 0);
-		if (m.fd != -1)
-			close_received(m.fd);
-		if (msg == NULL)
-			reply = error_reply("garbled request");
-		else if (m.hdr.type == CLAIM_SEED)
-			reply = seed(c, m.hdr.reqid, msg);
-		else if (m.hdr.type == CLAIM_COLLECT)
-			reply = keeper_collect(c, m.hdr.reqid, msg);
-		else
-			reply = error_reply("unknown request");
-		json_decref(msg);
-		if (reply == NULL || (text = json_dumps(reply,
-		    JSON_COMPACT)) == NULL)
-			fatalx("claim: out of memory");
-		json_decref(reply);
-		if (channel_send_sync(&ch, CLAIM_REPLY, m.hdr.reqid, -1, text,
-		    strlen(text), -1) == -1)
-			fatal("claim: reply");
-		free(text);
-	}
-	_exit(0);
+	rootchild_serve(fd, CLAIM_REPLY, keeper_handle);
 }
 
 /* -- the helper's end ------------------------------------------------------ */
@@ -241,45 +229,21 @@ keeper_main(const struct as_config *c, int fd)
 void
 claim_start(const struct as_config *c)
 {
-	pid_t pid;
-	int fd;
-
-	if ((pid = fork_paired(&fd)) == -1)
-		fatal("claim keeper");
-	if (pid == 0)
-		keeper_main(c, fd);
-	channel_init(&keeper, fd);
+	rootchild_start(c, &keeper, keeper_main, "claim keeper");
 }
 
 /* A worker has no business with the keeper. */
 void
 claim_close(void)
 {
-	if (keeper.fd != -1)
-		close(keeper.fd);
-	keeper.fd = -1;
+	rootchild_close(&keeper);
 }
 
-/* One request, its answer; NULL and why when the keeper is gone. */
 static json_t *
 ask(uint32_t type, uint64_t id, json_t *payload, char *why, size_t whylen)
 {
-	struct msg m;
-	json_t *reply = NULL;
-	char *text;
-
-	text = payload != NULL ? json_dumps(payload, JSON_COMPACT) : NULL;
-	json_decref(payload);
-	if (keeper.fd == -1 || text == NULL ||
-	    channel_send_sync(&keeper, type, id, -1, text, strlen(text),
-	    -1) == -1 || channel_recv_sync(&keeper, &m, -1) == -1 ||
-	    m.hdr.type != CLAIM_REPLY || m.hdr.reqid != id ||
-	    (reply = cjson_parse_nul(m.data, m.len, NULL, 0)) == NULL) {
-		log_warnx("claim keeper: no answer");
-		snprintf(why, whylen, "the claim keeper did not answer");
-	}
-	free(text);
-	return reply;
+	return rootchild_ask(&keeper, type, CLAIM_REPLY, id, payload,
+	    "claim keeper", why, whylen);
 }
 
 /* Fills the call's directory on the claim: 0, or -1 and why. */

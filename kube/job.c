@@ -117,9 +117,15 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 	mounts = json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "tmp",
 	    "mountPath", "/tmp", "name", "work", "mountPath", "/work");
 	if ((flags & KUBE_JOB_CLAIM) &&
-	    claim_call_path(NULL, id, sub, sizeof(sub)) == 0)
+	    claim_call_path(NULL, id, "work", sub, sizeof(sub)) == 0)
 		json_object_set_new(json_array_get(mounts, 1), "subPath",
 		    json_string(sub));
+	/* An apply's approved plan, root's, beside its work/ (claim.c). */
+	if ((flags & KUBE_JOB_CLAIM) && (flags & KUBE_JOB_PLAN) &&
+	    claim_call_path(NULL, id, PLAN_DIR, sub, sizeof(sub)) == 0)
+		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}",
+		    "name", "work", "mountPath", PLAN_MOUNT, "subPath", sub,
+		    "readOnly", 1));
 	if (flags & KUBE_JOB_CRED)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
 		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,

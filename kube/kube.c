@@ -7,8 +7,9 @@
  * kill is SIGTERM to the worker: its wait ends and it still deletes
  * what it created.  A call with files (the terraform tools) has its
  * /work on terraform's claim, filled before the Job and emptied after
- * it by the claim keeper (kube/claim.c), which the helper forks before
- * it drops root.
+ * it by the claim keeper (kube/claim.c); a plan's saved plan is then
+ * shown by the plan renderer (kube/renderer.c).  The helper forks both
+ * before it reads the kubeconfig or drops root.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -78,6 +79,7 @@ worker_main(int out, const struct worker *w, int credfd)
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
 	engine_forget();
 	claim_close();
+	renderer_close();
 	r = kube_run(conf, &api, w->id, w->req, credfd, w->claim);
 	if (credfd != -1)
 		close(credfd);
@@ -99,6 +101,8 @@ worker_end(struct worker *w)
 		    "next start");
 	if (w->claim)
 		claim_collect(w->id, w->req, r);
+	if (w->claim)
+		renderer_render(w->id, w->req, r);
 	if (stopping)
 		json_decref(r);
 	else
@@ -286,13 +290,16 @@ kube_main(const struct as_config *c, int fd)
 	char why[512];
 
 	conf = c;
+	/* Before the kubeconfig is read: neither holds the cluster's key. */
+	if (conf->kubernetes.pvc[0] != '\0') {
+		claim_start(conf);
+		renderer_start(conf);
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init");
 	if (kube_load(&api, conf->kubernetes.kubeconfig, why,
 	    sizeof(why)) == -1)
 		fatalx("kubernetes backend: %s", why);
-	if (conf->kubernetes.pvc[0] != '\0')
-		claim_start(conf);
 	priv_drop(conf->runnerd.user);
 	ev_init();
 	engine_start(&kube_role, fd);

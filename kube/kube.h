@@ -55,6 +55,7 @@ int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 #define KUBE_JOB_CLAIM		0x2	/* /work: its directory on the claim */
 #define KUBE_JOB_APISERVER	0x4	/* KUBE_EGRESS_LABEL: apiserver */
 #define KUBE_JOB_AGENT_CODE	0x8	/* the agent's code: address space capped */
+#define KUBE_JOB_PLAN		0x10	/* PLAN_MOUNT: the claim's plan/, read-only */
 #define KUBE_PRLIMIT		"/usr/bin/prlimit"	/* util-linux's, in the image */
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
 int	 kube_egress(const struct as_config *, json_t *, char *, size_t);
@@ -69,11 +70,27 @@ json_t	*kube_sweep(const struct as_config *, struct kube_api *);
 
 /* kube/claim.c: terraform's claim, and the keeper that alone writes on it */
 int	 claim_needed(json_t *);
-int	 claim_call_path(const char *, uint64_t, char *, size_t);
+int	 claim_call_path(const char *, uint64_t, const char *, char *, size_t);
 void	 claim_start(const struct as_config *);
 void	 claim_close(void);
 int	 claim_seed(uint64_t, json_t *, char *, size_t);
 void	 claim_collect(uint64_t, json_t *, json_t *);
+
+/* kube/rootchild.c: the helper's root children and their channels */
+struct channel;
+void	 rootchild_start(const struct as_config *, struct channel *,
+	    void (*)(const struct as_config *, int), const char *);
+int	 rootchild_enter(int, const char *);
+void	 rootchild_serve(int, uint32_t, json_t *(*)(uint32_t, uint64_t,
+	    json_t *));
+void	 rootchild_close(struct channel *);
+json_t	*rootchild_ask(struct channel *, uint32_t, uint32_t, uint64_t,
+	    json_t *, const char *, char *, size_t);
+
+/* kube/renderer.c: saved plans rendered on this host (helperlib/render.c) */
+void	 renderer_start(const struct as_config *);
+void	 renderer_close(void);
+void	 renderer_render(uint64_t, json_t *, json_t *);
 
 /*
  * kube/ws.c: pods/exec over a WebSocket (RFC 6455) with the

@@ -278,6 +278,8 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 		return run_failed("no Job was made", why);
 	if (claim)
 		flags |= KUBE_JOB_CLAIM;
+	if (claim && json_object_get(req, "plan_load") != NULL)
+		flags |= KUBE_JOB_PLAN;
 	if (json_is_true(json_object_get(req, "agent_code")))
 		flags |= KUBE_JOB_AGENT_CODE;
 	if (credfd != -1) {

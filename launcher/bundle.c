@@ -42,41 +42,6 @@ static const char *const skeleton[] = {
 	NULL
 };
 
-/*
- * sandbox-init and sandbox-stat.so in dir, else beside runnerd's own
- * program (the same build or the same installation); runnerd does not
- * start without them.
- */
-static char init_path[PATH_MAX], stat_path[PATH_MAX];
-
-int
-sandbox_init_find(const char *dir)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (dir == NULL) {
-		if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) ==
-		    -1)
-			return -1;
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL)
-			*slash = '\0';
-		dir = self;
-	}
-	if (pathf(init_path, sizeof(init_path), "%s/sandbox-init", dir) ==
-	    -1 || pathf(stat_path, sizeof(stat_path), "%s/sandbox-stat.so",
-	    dir) == -1)
-		return -1;
-	return access(init_path, X_OK) == -1 ? -1 : access(stat_path, R_OK);
-}
-
-const char *
-sandbox_init_path(void)
-{
-	return init_path;
-}
-
 /* One file of runnerd's copied into the shared root, replaced whole. */
 static int
 root_install(const char *root, const char *src, const char *dst_mount,
@@ -183,8 +148,8 @@ host_tables_install(const char *root)
 static int
 init_install(const char *root)
 {
-	return root_install(root, init_path, INIT_MOUNT, 0555) == -1 ||
-	    root_install(root, stat_path, STAT_MOUNT, 0444) == -1 ||
+	return root_install(root, sandbox_init_path(), INIT_MOUNT, 0555) == -1 ||
+	    root_install(root, sandbox_stat_path(), STAT_MOUNT, 0444) == -1 ||
 	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ||
 	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
 	    root_write(root, "/etc/group", root_group) == -1 ||
@@ -362,8 +327,8 @@ spec_mounts(const struct as_config *conf, const char *dir, int cred,
 	if (m == NULL || mounts_add_host(conf, m) == -1 || (cred &&
 	    json_array_append_new(m, bind_mount("/run/secrets/credential",
 	    credpath, 1)) == -1) || (conf->runnerd.rootfs[0] != '\0' &&
-	    (json_array_append_new(m, bind_mount(INIT_MOUNT, init_path, 1)) ==
-	    -1 || json_array_append_new(m, bind_mount(STAT_MOUNT, stat_path,
+	    (json_array_append_new(m, bind_mount(INIT_MOUNT, sandbox_init_path(), 1)) ==
+	    -1 || json_array_append_new(m, bind_mount(STAT_MOUNT, sandbox_stat_path(),
 	    1)) == -1)) || (session && json_array_append_new(m,
 	    bind_mount(AGENT_MOUNT, conf->runnerd.session_agent, 1)) == -1)) {
 		json_decref(m);
@@ -390,36 +355,6 @@ plugin_dir_make(const char *dir, const char *name)
 		*p = '/';
 	}
 	return mkdir(path, 0755) == -1 && errno != EEXIST ? -1 : 0;
-}
-
-/*
- * Each allowed provider that the operator's mirror has
- * (runnerd.terraform_mirror): fn(name, its directory in the mirror).  A
- * provider that is not allowed is simply not there, so terraform init
- * fails naming it.
- */
-int
-providers_each(const struct as_config *conf, const json_t *providers,
-    int (*fn)(const char *, const char *, void *), void *arg)
-{
-	const char *mirror = conf->runnerd.terraform_mirror, *name;
-	char src[PATH_MAX];
-	struct stat st;
-	json_t *v;
-	size_t i;
-
-	if (mirror[0] == '\0')
-		return 0;
-	json_array_foreach(providers, i, v) {
-		name = json_string_value(v);
-		if (pathf(src, sizeof(src), "%s/%s", mirror, name) == -1)
-			return -1;
-		if (stat(src, &st) == -1 || !S_ISDIR(st.st_mode))
-			continue;
-		if (fn(name, src, arg) == -1)
-			return -1;
-	}
-	return 0;
 }
 
 struct provider_mounts {
@@ -515,7 +450,7 @@ spec_args(json_t *argv)
  * and Node's heaps), and at 512 MiB Python started no more than about
  * 20 threads at once here.  This runsc enforces no other bound inside
  * (RLIMIT_DATA is not applied to mmap); memory is the host cgroup's
- * (launcher/cgroup.c).
+ * (helperlib/cgroup.c).
  */
 static json_t *
 spec_rlimits(const struct as_config *conf, int address_space)

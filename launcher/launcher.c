@@ -325,7 +325,7 @@ sbx_render_start(struct sbx *s)
 
 /*
  * After a clean plan: the plan shown where no module code ran
- * (launcher/render.c), unless it went at "render" (sbx_phase); 0 when
+ * (helperlib/render.c), unless it went at "render" (sbx_phase); 0 when
  * r is to wait for it.
  */
 static int

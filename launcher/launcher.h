@@ -39,7 +39,7 @@
  * nothing else, so that nothing of the file but those two reaches the
  * configuration; then init from the plugin directory only, the lock
  * file unchanged (the init cache's builder, launcher/tfinit.c, and the
- * render, launcher/render.c).
+ * render, helperlib/render.c).
  */
 #define TF_LOCK_PROVIDERS "awk 'BEGIN { print \"terraform {\"; " \
     "print \"required_providers {\" } " \
@@ -54,7 +54,7 @@
     ".terraform.lock.hcl >providers.tf"
 #define TF_LOCK_INIT "terraform init -input=false -no-color " \
     "-lockfile=readonly -plugin-dir=" PROVIDER_MOUNT " </dev/null"
-/* launcher/render.c's sandbox */
+/* helperlib/render.c's sandbox */
 #define RENDER_BWRAP		"/usr/bin/bwrap"
 
 struct sbx;
@@ -110,8 +110,6 @@ void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
 
 /* launcher/bundle.c */
 int	 rootfs_prepare(const struct as_config *, char *, size_t);
-int	 sandbox_init_find(const char *);
-const char *sandbox_init_path(void);
 int	 plugin_dir_make(const char *, const char *);
 int	 bundle_create(const struct as_config *, const char *, const char *,
 	    const char *, json_t *, int);
@@ -119,6 +117,11 @@ json_t	*bind_mount(const char *, const char *, int);
 int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
+
+/* helperlib/hostfiles.c: what of this host the sandboxes get */
+int	 sandbox_init_find(const char *);
+const char *sandbox_init_path(void);
+const char *sandbox_stat_path(void);
 int	 providers_each(const struct as_config *, const json_t *,
 	    int (*)(const char *, const char *, void *), void *);
 
@@ -150,7 +153,7 @@ int	 tfinit_reaped(pid_t, int);
 void	 tfinit_init(const struct as_config *);
 void	 tfinit_shutdown(void);
 
-/* launcher/confine.c: the launcher's reads of agent trees, under Landlock */
+/* helperlib/confine.c: the helpers' reads of agent trees, under Landlock */
 struct sandbox_paths;
 json_t	*confined_run(const struct as_config *, const struct sandbox_paths *,
 	    json_t *(*)(void *), void *, char *, size_t);
@@ -158,6 +161,8 @@ int	 workspace_seed_confined(const struct as_config *, const char *,
 	    int, json_t *, char *, size_t);
 void	 workspace_collect_confined(const struct as_config *, const char *,
 	    json_t *, json_t *, int, const char *);
+int	 plan_seed_confined(const struct as_config *, const char *,
+	    const char *, const char *, char *, size_t);
 
 /* helperlib/workspace.c */
 const char *workspace_state_root(const struct as_config *);
@@ -173,7 +178,7 @@ int	 mkdir_owned(const char *);
 int	 plan_dir_of(const char *, char *, size_t);
 int	 plan_seed(const char *, const char *, const char *, char *, size_t);
 
-/* launcher/render.c: the plan shown where no module code ran */
+/* helperlib/render.c: the plan shown where no module code ran */
 struct render {
 	pid_t		 pid;		/* bwrap: -1 before it, after its end */
 	int		 go;		/* -1 once it has gone */
@@ -203,7 +208,7 @@ void	 render_stop(struct render *);
 void	 render_collect(const struct as_config *, const char *, int, json_t *,
 	    const char *);
 
-/* launcher/cgroup.c */
+/* helperlib/cgroup.c */
 int	 cgroup_runsc_path(const char *, char *, size_t);
 int	 cgroup_create(const struct as_config *, const char *);
 long	 cgroup_memory_max(const struct as_config *);

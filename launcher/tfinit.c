@@ -9,7 +9,7 @@
  * runnerd.state_dir/tfinit/KEY.
  *
  * An entry is made by a builder: terraform init in a namespace sandbox
- * like the render's (launcher/render.c), uid 65534, no network, on a
+ * like the render's (helperlib/render.c), uid 65534, no network, on a
  * configuration written from the lock file alone (each provider's
  * address and version, checked character by character), never the
  * module's, with -lockfile=readonly.  What it made is taken into the

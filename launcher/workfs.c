@@ -13,7 +13,7 @@
  * sandbox's cgroup (measured: 100 MiB written there is 100 MiB of that
  * cgroup's shmem, and nothing more), so that /work counts against that
  * sandbox and no one else, and its limit has work_max on top
- * (launcher/cgroup.c).  A loop-mounted image would put the bytes back
+ * (helperlib/cgroup.c).  A loop-mounted image would put the bytes back
  * on the state file system, and a project quota needs a file system
  * mounted for it.
  *

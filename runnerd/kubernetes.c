@@ -5,7 +5,9 @@
  * before runnerd sandboxes itself, over the gvisor launcher's protocol
  * (LMSG_*) and channel (helper.c).  Whether the cluster has sessions
  * (the agent-sandbox controller) the helper finds out: without, it
- * ends each session with the reason (kube/session.c).
+ * ends each session with the reason (kube/session.c).  With terraform's
+ * claim, saved plans are rendered on this host (kube/renderer.c), which
+ * needs bubblewrap and sandbox-init here, as the gvisor backend does.
  */
 #include <sys/stat.h>
 
@@ -37,6 +39,16 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc_path %s is not an "
 		    "absolute path to a directory (without a trailing /)",
 		    path);
+	/* Saved plans are rendered on this host (kube/renderer.c). */
+	if (path[0] != '\0' && access(RENDER_BWRAP, X_OK) == -1)
+		fatalx("kubernetes backend: no %s: install the Debian package "
+		    "bubblewrap (apt-get install bubblewrap); with "
+		    "kubernetes.pvc, plans are shown for approval in a sandbox "
+		    "of it on this host", RENDER_BWRAP);
+	if (path[0] != '\0' && sandbox_init_find(NULL) == -1)
+		fatalx("kubernetes backend: no %s beside runnerd: make builds "
+		    "it and make install installs it; the plan's render runs "
+		    "under it", sandbox_init_path());
 	helper_start("kubernetes helper", conf, "-K", done, swept, session,
 	    NULL);
 }

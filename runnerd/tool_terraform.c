@@ -44,9 +44,11 @@
  * A phase is announced on the shell's stdin, which the launcher reads
  * (launcher/phase.c); terraform, and the module code it runs, gets
  * /dev/null instead, so that it cannot announce one.  Where stdin is
- * no socket (the kubernetes backend) the announcement goes nowhere.
+ * no socket (the kubernetes backend) the announcement goes nowhere,
+ * and a /dev/null opened read-only refuses it: an announcement never
+ * makes the script's status, also as its last command.
  */
-#define TF_PHASE_FN	"phase() { echo $1 2>/dev/null >&0; }; "
+#define TF_PHASE_FN	"phase() { echo $1 2>/dev/null >&0 || :; }; "
 
 /*
  * -plugin-dir makes the mounted mirror the only place providers come
@@ -87,23 +89,15 @@
 		"-out=plan.tfplan"
 
 /*
- * The gvisor backend's launcher shows the saved plan itself, where no
- * module code runs (launcher/render.c): this sandbox's output goes back to the
- * agent only.  Its last phase, render, says the plan is made, so that
- * the render starts while gVisor ends the sandbox (launcher.c).
+ * The saved plan is shown where no module code runs, after this sandbox
+ * (helperlib/render.c: by the launcher on gvisor, by the kubernetes
+ * helper's plan renderer on runnerd's host, kube/renderer.c): this
+ * sandbox's output goes back to the agent only.  Its last phase, render,
+ * says the plan is made, so that on gvisor the render starts while
+ * gVisor ends the sandbox (launcher.c); a Job's phases go nowhere.
  */
 static const char plan_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
     " || exit 4; phase render";
-
-/*
- * The kubernetes backend has no render yet: the Job shows its plan, so
- * that plan goes to the agent only and no approval is asked (tf_kind).
- */
-static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
-    " >plan.txt 2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; "
-    "exit 4; }; terraform show -json plan.tfplan </dev/null"
-    " >plan.json 2>/tmp/show.err || "
-    "{ cat /tmp/show.err >&2; exit 5; }";
 
 /*
  * The approved plan is root's on a read-only mount (launcher/bundle.c),
@@ -126,19 +120,16 @@ working_dir(const struct call *k)
 }
 
 /*
- * Whether the backend renders a saved plan outside its sandbox
- * (launcher/render.c).
+ * Whether the backend keeps started terraform sandboxes and an init
+ * cache (launcher/tfpool.c, launcher/tfinit.c): the gvisor launcher's.
  */
 static int
-tf_renders(void)
+tf_pooled(void)
 {
 	return strcmp(runnerd_conf.runnerd.backend, "gvisor") == 0;
 }
 
-/*
- * Which of the three a call is; -1 and why when approvald gave no path
- * or the backend cannot show a plan for approval.
- */
+/* Which of the three a call is; -1 and why when approvald gave no path. */
 int
 tf_kind(struct call *k, char *why, size_t whylen)
 {
@@ -158,17 +149,6 @@ tf_kind(struct call *k, char *why, size_t whylen)
 	/* brokerd picks the credential by the same rule. */
 	k->kind = call_phase(k->tool, k->args) == PHASE_APPLY ?
 	    CALL_TF_APPLY : CALL_TF_REQUEST;
-	/*
-	 * No render outside the module's code there: a person would
-	 * approve what the planning Job said its plan was.
-	 */
-	if (k->kind == CALL_TF_REQUEST && !tf_renders()) {
-		snprintf(why, whylen, "%s: the %s backend cannot show a plan "
-		    "where no module code ran, so none can be approved there; "
-		    "plan with terraform_plan, apply on the gvisor backend",
-		    k->tool, runnerd_conf.runnerd.backend);
-		return -1;
-	}
 	id = json_string_value(json_object_get(k->args, "approval_id"));
 	if (id != NULL && (k->approval_id = strdup(id)) == NULL)
 		fatal("approval id");
@@ -232,17 +212,16 @@ tf_prepare(struct call *k, struct sbx_request *req)
 {
 	const char *path;
 	int apply = k->kind == CALL_TF_APPLY;
-	int render = tf_renders();
 
 	path = json_string_value(json_object_get(k->decision,
 	    "working_dir_path"));
 	req->argv = json_pack("[s, s, o]", "/bin/sh", "-c", json_sprintf(
-	    apply ? apply_script : render ? plan_script : plan_show_script,
+	    apply ? apply_script : plan_script,
 	    runnerd_conf.runnerd.memory / 2 / (1024 * 1024),
 	    (runnerd_conf.runnerd.cpu_percent + 99) / 100));
 	req->workspace = json_pack("{s:o, s:[s, s, s*]}", "state",
 	    state_dir(path), "phases", "init", apply ? "apply" : "plan",
-	    !apply && render ? "render" : NULL);
+	    !apply ? "render" : NULL);
 	if (req->argv == NULL || req->workspace == NULL)
 		return -1;
 	/* An apply runs from the approved plan's snapshot, never the live dir. */
@@ -253,7 +232,7 @@ tf_prepare(struct call *k, struct sbx_request *req)
 	 * A started sandbox of the pool may run it (launcher/tfpool.c),
 	 * with .terraform from the init cache (launcher/tfinit.c).
 	 */
-	if (render) {
+	if (tf_pooled()) {
 		json_object_set_new(req->workspace, "poolable", json_true());
 		json_object_set_new(req->workspace, "init_cache", json_true());
 	}
@@ -269,12 +248,7 @@ tf_prepare(struct call *k, struct sbx_request *req)
 		    json_string("plan.tfplan"));
 		json_object_set_new(req->workspace, "plans_kept_for",
 		    json_integer(runnerd_conf.runnerd.plan_retention));
-		if (render)
-			json_object_set_new(req->workspace, "render",
-			    json_true());
-		else
-			req->files_out = json_pack("[s, s]", "plan.json",
-			    "plan.txt");
+		json_object_set_new(req->workspace, "render", json_true());
 	}
 	return 0;
 }

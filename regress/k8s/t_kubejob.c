@@ -261,9 +261,33 @@ ATF_TC_BODY(claim, tc)
 	expect_str(job, CTR "volumeMounts.1.name", "work");
 	expect_str(job, CTR "volumeMounts.1.mountPath", "/work");
 	expect_str(job, CTR "volumeMounts.1.subPath",
-	    "calls/as-0123456789abcdef");
+	    "calls/as-0123456789abcdef/work");
 	ATF_CHECK(json_is_object(at(job, POD "volumes.0.emptyDir")));
 	ATF_CHECK(at(job, CTR "volumeMounts.0.subPath") == NULL);
+	/* A plan is mounted for an apply only. */
+	ATF_CHECK(at(job, CTR "volumeMounts.3.mountPath") == NULL ||
+	    strcmp(json_string_value(at(job, CTR "volumeMounts.3.mountPath")),
+	    PLAN_MOUNT) != 0);
+	json_decref(job);
+}
+
+ATF_TC_WITHOUT_HEAD(claim_plan);
+ATF_TC_BODY(claim_plan, tc)
+{
+	json_t *argv, *job;
+
+	setup();
+	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
+	argv = json_pack("[s]", "/bin/true");
+	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_CLAIM | KUBE_JOB_PLAN);
+	json_decref(argv);
+	ATF_REQUIRE(job != NULL);
+	/* The approved plan: root's plan/ beside work/, read-only. */
+	expect_str(job, CTR "volumeMounts.2.name", "work");
+	expect_str(job, CTR "volumeMounts.2.mountPath", PLAN_MOUNT);
+	expect_str(job, CTR "volumeMounts.2.subPath",
+	    "calls/as-0123456789abcdef/plan");
+	expect_bool(job, CTR "volumeMounts.2.readOnly", 1);
 	json_decref(job);
 }
 
@@ -383,6 +407,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, agent_code);
 	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
+	ATF_TP_ADD_TC(tp, claim_plan);
 	ATF_TP_ADD_TC(tp, secret);
 	ATF_TP_ADD_TC(tp, admission);
 	return atf_no_error();

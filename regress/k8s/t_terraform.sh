@@ -28,7 +28,7 @@ nothing_left()
 atf_test_case plan_apply cleanup
 plan_apply_head()
 {
-	atf_set "descr" "terraform_plan on the kubernetes backend: the plan saved on the claim under runnerd's digest, nothing left; terraform_apply's approval path refused with a clear error before any Job, since the Job would show a person its own, forgeable plan"
+	atf_set "descr" "terraform_plan and terraform_apply with approval on the kubernetes backend: the plan saved on the claim under runnerd's digest and rendered on runnerd's host, a pending approval that approvalctl show reads, the approved plan applied from a read-only mount, a replay refused, nothing left"
 	atf_set "require.user" "root"
 	atf_set "timeout" "300"
 }
@@ -45,23 +45,112 @@ plan_apply_body()
 	atf_check_equal "$digest" "$(sha256sum "$saved" | cut -d' ' -f1)"
 	nothing_left
 
-	before=$(jobs_created)
+	# Without approval_id: a plan, a pending approval, nothing applied.
 	as_call terraform_apply '{"working_dir":"demo"}' > pending.json
-	atf_check -o match:'"isError":true' cat pending.json
-	as_field text < pending.json > r.txt
-	atf_check -o match:'kubernetes backend cannot show a plan where no module code ran' \
-	    cat r.txt
-	atf_check_equal "$before" "$(jobs_created)"
-	atf_check -o not-match:apr- "$(as_bin approvalctl)" -f conf.yaml \
-	    list
+	atf_check -o match:'"status":"pending_approval"' cat pending.json
+	id=$(as_field approval_id < pending.json)
+	pdigest=$(as_field plan_digest < pending.json)
+	as_field summary < pending.json > summary.txt
+	atf_check -o match:'^Plan for demo: 1 to add' cat summary.txt
 	[ -z "$(ls "$CLAIM"/terraform/*/terraform.tfstate 2>/dev/null)" ] ||
-	    atf_fail "state written"
+	    atf_fail "state written before the approval"
+	atf_check -o save:shown.txt "$(as_bin approvalctl)" -f conf.yaml \
+	    show "$id"
+	atf_check -o match:'terraform_data.web' cat shown.txt
+	atf_check -o match:"$pdigest" cat shown.txt
 	nothing_left
+
+	atf_check -o match:approved "$(as_bin approvalctl)" -f conf.yaml \
+	    approve "$id" --any-client
+	as_call terraform_apply \
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" > applied.json
+	atf_check -o match:'"status":"applied"' cat applied.json
+	atf_check_equal "$pdigest" "$(as_field plan_digest < applied.json)"
+	# The Job read the approved plan at /run/plan (path_runner.py maps
+	# only a volumeMount's path there; t_kubejob checks it read-only).
+	ls "$CLAIM"/terraform/*/terraform.tfstate >/dev/null 2>&1 ||
+	    atf_fail "the apply kept no state on the claim"
+	grep -q terraform_data "$CLAIM"/terraform/*/terraform.tfstate ||
+	    atf_fail "the state has no resource"
+
+	# Spent: the same approval applies nothing again.
+	as_call terraform_apply \
+	    "{\"working_dir\":\"demo\",\"approval_id\":\"$id\"}" |
+	    as_field text > replay.txt
+	atf_check -o match:'already spent' cat replay.txt
+	nothing_left
+	atf_check -o empty ls -A var/runner/render
 	atf_check -o match:"chain intact" "$(as_bin auditctl)" -f conf.yaml \
 	    verify
 	as_stop
 }
 plan_apply_cleanup()
+{
+	as_kill_all
+	kb_stop
+}
+
+atf_test_case forged_render cleanup
+forged_render_head()
+{
+	atf_set "descr" "plan.json, plan.txt and a plan file forged by the module and by the planning Job after its plan: the pending approval, the destructive flag and approvalctl show come from the render on runnerd's host"
+	atf_set "require.user" "root"
+	atf_set "timeout" "300"
+}
+forged_render_body()
+{
+	# The pod's shell is the image's: after the real one has planned,
+	# it writes what hostile module code in the Job would write.
+	mkdir -p image/bin
+	cat > image/bin/sh <<'SH'
+#!/bin/sh
+/bin/sh "$@"
+rc=$?
+if [ -f plan.tfplan ]; then
+	printf '%s' '{"format_version":"1.2","resource_changes":[]}' \
+	    > plan.json
+	echo "FORGED: no changes" > plan.txt
+	echo "FORGED plan" > forged.tfplan
+	echo forged >> @MARK@
+fi
+exit $rc
+SH
+	sed -i "s|@MARK@|$(pwd)/forged.log|" image/bin/sh
+	chmod +x image/bin/sh
+	K8S_DOUBLE_IMAGE=$(pwd)/image
+	export K8S_DOUBLE_IMAGE
+	kb_suite
+	# And the module brings its own.
+	printf '%s' '{"format_version":"1.2","resource_changes":[]}' \
+	    > "$CLAIM/modules/demo/plan.json"
+	echo "FORGED: module text" > "$CLAIM/modules/demo/plan.txt"
+	echo "FORGED: module plan" > "$CLAIM/modules/demo/plan.tfplan"
+	as_start auditd approvald brokerd runnerd
+	as_call terraform_apply '{"working_dir":"demo"}' > pending.json
+	grep -q FORGED pending.json &&
+	    atf_fail "the forged text reached the result"
+	atf_check -o match:'"status":"pending_approval"' cat pending.json
+	atf_check -o inline:'forged\n' cat forged.log
+	grep -q 'Plan for demo: 1 to add' pending.json ||
+	    atf_fail "the counts are not the real ones: $(cat pending.json)"
+	id=$(as_field approval_id < pending.json)
+	atf_check -o save:shown.txt "$(as_bin approvalctl)" -f conf.yaml \
+	    show "$id"
+	grep -q FORGED shown.txt &&
+	    atf_fail "approvalctl show has the forged text: $(cat shown.txt)"
+	atf_check -o match:'terraform_data.web' cat shown.txt
+	# The plan kept is the one terraform wrote, as its digest says.
+	pdigest=$(as_field plan_digest < pending.json)
+	saved=$(ls "$CLAIM"/terraform/*/plans/"$pdigest".tfplan) ||
+	    atf_fail "no plan saved under $pdigest"
+	grep -q FORGED "$saved" && atf_fail "a forged plan file was kept"
+	as_call terraform_plan '{"working_dir":"demo"}' > plan.json
+	grep -q FORGED plan.json && atf_fail "forged text in the plan result"
+	atf_check_equal 1 "$(as_field add < plan.json)"
+	nothing_left
+	as_stop
+}
+forged_render_cleanup()
 {
 	as_kill_all
 	kb_stop
@@ -177,10 +266,12 @@ claim_checks_body()
 		[ $i -le 100 ] || atf_fail "a crash's call directory was left"
 		sleep 0.05
 	done
-	# The keeper (the helper's one child while idle) is under seccomp.
+	# The keeper (of the helper's two children while idle, the first
+	# forked; the plan renderer the other) is under seccomp.
 	rd=$(awk '$2 == "runnerd" { print $1 }' pids)
 	helper=$(ps -o pid= --ppid "$rd" | tr -d ' ')
-	keeper=$(ps -o pid= --ppid "$helper" | tr -d ' ')
+	keeper=$(ps -o pid= --ppid "$helper" --sort=pid | head -1 | tr -d ' ')
+	atf_check_equal 2 "$(ps -o pid= --ppid "$helper" | wc -l)"
 	[ -n "$keeper" ] || atf_fail "no claim keeper under the helper"
 	atf_check -o match:'^Seccomp:[[:space:]]+2$' \
 	    grep '^Seccomp:' "/proc/$keeper/status"
@@ -197,6 +288,7 @@ claim_checks_cleanup()
 atf_init_test_cases()
 {
 	atf_add_test_case plan_apply
+	atf_add_test_case forged_render
 	atf_add_test_case plans_pruned
 	atf_add_test_case off_the_claim
 	atf_add_test_case claim_checks

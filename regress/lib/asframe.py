@@ -52,10 +52,11 @@ TYPES = {
     "AGENT_READY": 950, "AGENT_REQUEST": 951, "AGENT_REPLY": 952,
     "AGENT_CANCEL": 953,
     "CLAIM_SEED": 980, "CLAIM_COLLECT": 981, "CLAIM_REPLY": 982,
+    "RENDER_PLAN": 985, "RENDER_REPLY": 986,
 }
 NAMES = {v: k for k, v in TYPES.items()}
 # runnerd's internal groups keep their prefix in the name.
-INTERNAL = ("LMSG_", "AGENT_", "CLAIM_")
+INTERNAL = ("LMSG_", "AGENT_", "CLAIM_", "RENDER_")
 
 
 def symbol(name):

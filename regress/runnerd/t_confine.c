@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The launcher reads agent trees only in a Landlock domain
- * (launcher/confine.c): a read outside the paths it was given fails
+ * (helperlib/confine.c): a read outside the paths it was given fails
  * there, even as root.
  */
 #include <sys/stat.h>

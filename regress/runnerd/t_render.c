@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The render (launcher/render.c) is a sandbox: what runs in it cannot
+ * The render (helperlib/render.c) is a sandbox: what runs in it cannot
  * make a user namespace, and forks and memory are bounded by the call's
  * cgroup.  A probe runs where the render's terraform would, by
  * render_exec, in a cgroup made as a call's is.

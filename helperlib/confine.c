@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The launcher's reads of trees an agent can write, each in a child
- * held by Landlock to the paths it needs (issue 14).
+ * The launcher's reads of trees an agent can write, and the kubernetes
+ * plan renderer's (kube/renderer.c), each in a child held by Landlock
+ * to the paths it needs (issue 14).
  *
  * The launcher itself stays outside Landlock, because what it runs
  * cannot work in a Landlock domain: the kernel refuses mount(2),
@@ -9,8 +10,8 @@
  * filesystem access, in every mount namespace (Landlock's "filesystem
  * topology modification" rule), and a domain is inherited by every
  * child and exec.  runsc's gofer and sandbox pivot_root into their own
- * roots and bwrap (launcher/render.c) mounts the render's root; both fail with
- * EPERM under any ruleset.  So the launcher process reads no agent
+ * roots and bwrap (helperlib/render.c) mounts the render's root; both
+ * fail with EPERM under any ruleset.  So the launcher process reads no agent
  * tree itself: seeding a workspace, and collecting files, state and
  * plans from it, run here, in a child whose Landlock domain reads only
  * the tree in hand and runnerd's terraform state, and whose seccomp
@@ -90,6 +91,19 @@ confined_run(const struct as_config *c, const struct sandbox_paths *paths,
 	return NULL;
 }
 
+/* A child's {"ok", "why"}: 0, or -1 and its why (else what). */
+static int
+reply_ok(const json_t *reply, const char *what, char *why, size_t whylen)
+{
+	const char *w;
+
+	if (json_is_true(json_object_get(reply, "ok")))
+		return 0;
+	w = json_string_value(json_object_get(reply, "why"));
+	snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w : what);
+	return -1;
+}
+
 struct seed_job {
 	const struct as_config	*c;
 	const char		*work;
@@ -134,7 +148,6 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	struct sandbox_paths paths = { .rw = { NULL }, .ro = { NULL } };
 	struct seed_job job = { c, work, NULL, render, req };
 	char terraform[PATH_MAX], tfinit[PATH_MAX], plandir[PATH_MAX];
-	const char *w;
 	json_t *reply;
 	int r;
 
@@ -166,11 +179,7 @@ workspace_seed_confined(const struct as_config *c, const char *work,
 	if ((reply = confined_run(c, &paths, seed_child, &job, why,
 	    whylen)) == NULL)
 		return -1;
-	r = json_is_true(json_object_get(reply, "ok")) ? 0 : -1;
-	w = json_string_value(json_object_get(reply, "why"));
-	if (r == -1)
-		snprintf(why, whylen, "%s", w != NULL && *w != '\0' ? w :
-		    "the workspace copy failed");
+	r = reply_ok(reply, "the workspace copy failed", why, whylen);
 	if (render) {
 		json_decref(reply);
 		return r;
@@ -263,4 +272,43 @@ workspace_collect_confined(const struct as_config *c, const char *work,
 	}
 	json_object_update(r, reply);
 	json_decref(reply);
+}
+
+struct plan_job {
+	const char	*state;
+	const char	*digest;
+	const char	*dir;
+};
+
+static json_t *
+plan_child(void *arg)
+{
+	struct plan_job *j = arg;
+	char why[512] = "";
+	int r;
+
+	r = plan_seed(j->state, j->digest, j->dir, why, sizeof(why));
+	return json_pack("{s:b, s:s}", "ok", r == 0, "why", why);
+}
+
+/*
+ * plan_seed in a child that reads nothing but the state directory and
+ * writes nothing but dir (confined_run): a render's saved plan, on the
+ * kubernetes backend, where no collect brings it (kube/renderer.c).
+ */
+int
+plan_seed_confined(const struct as_config *c, const char *state,
+    const char *digest, const char *dir, char *why, size_t whylen)
+{
+	struct sandbox_paths paths = { .rw = { dir }, .ro = { state } };
+	struct plan_job job = { state, digest, dir };
+	json_t *reply;
+	int r;
+
+	if ((reply = confined_run(c, &paths, plan_child, &job, why,
+	    whylen)) == NULL)
+		return -1;
+	r = reply_ok(reply, "the saved plan could not be copied", why, whylen);
+	json_decref(reply);
+	return r;
 }

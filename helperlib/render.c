@@ -21,7 +21,9 @@
  * the plan's path that way.  Its workspace gets the plan's module
  * snapshot, state and .terraform when the plan's does, and the saved
  * plan, checked against its digest, from the plan's collect; then the
- * launcher writes go.
+ * launcher writes go.  On the kubernetes backend the plan renderer
+ * (kube/renderer.c) runs the same sandbox after the planning Job, on
+ * runnerd's host, with the saved plan from the claim.
  */
 #include <sys/prctl.h>
 #include <sys/stat.h>
