@@ -98,10 +98,13 @@ static const char plan_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
 /*
  * The kubernetes backend has no render yet: the Job shows its plan, so
  * that plan goes to the agent only and no approval is asked (tf_kind).
+ * The plan runs in a subshell: init's exit there (a provider not in the
+ * plugin directory) ends only it, and its words, in plan.err, are shown.
  */
-static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN TF_PLAN
-    " >plan.txt 2>/tmp/plan.err || { cat plan.txt /tmp/plan.err >&2; "
-    "exit 4; }; terraform show -json plan.tfplan </dev/null"
+static const char plan_show_script[] = TF_ENV TF_INIT_FN TF_RUN "(" TF_PLAN
+    ") >plan.txt 2>/tmp/plan.err || { r=$?; cat plan.txt /tmp/plan.err "
+    ">&2; [ $r -ne 3 ] || exit 3; exit 4; }; "
+    "terraform show -json plan.tfplan </dev/null"
     " >plan.json 2>/tmp/show.err || "
     "{ cat /tmp/show.err >&2; exit 5; }";
 
