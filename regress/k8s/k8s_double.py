@@ -86,7 +86,9 @@ Differences from a real API server, on purpose:
   "runs" the --runner program (below), whatever its image;
 - no PersistentVolumes: a claim is bound at once to a directory of its
   own, STATE/claims/NAMESPACE/NAME (kept when the claim goes), and a pod
-  stays Pending until its claims are bound.
+  stays Pending until its claims are bound; the mounts themselves
+  (subPath, readOnly, mount points the runtime makes) are the runner's
+  to make, and path_runner.py makes them as the kubelet does.
 
 Options: --cert --key (PEM), --client-ca FILE (X.509 client
 certificates signed by it authenticate as their subject's CN, with its
