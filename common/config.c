@@ -453,6 +453,7 @@ static const struct yfield kube_fields[] = {
 	{ "ttl_after_finished", NUM(YF_SECONDS, struct kube_conf, ttl_after_finished, 0, 7 * 86400) },
 	{ "pvc", STR(struct kube_conf, pvc) },
 	{ "pvc_path", STR(struct kube_conf, pvc_path) },
+	{ "provider_mirror_pvc", STR(struct kube_conf, provider_mirror_pvc) },
 	{ "apiserver", STR(struct kube_conf, apiserver) },
 	{ "session_pool", STR(struct kube_conf, session_pool) },
 	{ "session_agent", STR(struct kube_conf, session_agent) },
@@ -805,14 +806,14 @@ config_print(const struct as_config *c)
 	printf("kubernetes:\n  kubeconfig: \"%s\"\n  namespace: \"%s\"\n"
 	    "  runtime_class: \"%s\"\n  image: \"%s\"\n"
 	    "  ttl_after_finished: %ld\n  pvc: \"%s\"\n"
-	    "  pvc_path: \"%s\"\n  apiserver: \"%s\"\n"
-	    "  session_pool: \"%s\"\n"
+	    "  pvc_path: \"%s\"\n  provider_mirror_pvc: \"%s\"\n"
+	    "  apiserver: \"%s\"\n  session_pool: \"%s\"\n"
 	    "  session_agent: \"%s\"\n  session_start: %ld\n",
 	    c->kubernetes.kubeconfig, c->kubernetes.namespace,
 	    c->kubernetes.runtime_class, c->kubernetes.image,
 	    c->kubernetes.ttl_after_finished, c->kubernetes.pvc,
-	    c->kubernetes.pvc_path, c->kubernetes.apiserver,
-	    c->kubernetes.session_pool,
+	    c->kubernetes.pvc_path, c->kubernetes.provider_mirror_pvc,
+	    c->kubernetes.apiserver, c->kubernetes.session_pool,
 	    c->kubernetes.session_agent, c->kubernetes.session_start);
 	printf("approvald:\n  user: \"%s\"\n", c->approvald.user);
 	print_acl("peers", &c->approvald.peers);

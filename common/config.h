@@ -83,6 +83,9 @@ struct kube_conf {
 	long		ttl_after_finished;	/* seconds, should runnerd miss it */
 	char		pvc[NAME_MAX_LEN];	/* terraform's claim; "" = none */
 	char		pvc_path[PATH_MAX];	/* where this host sees it */
+	char		provider_mirror_pvc[NAME_MAX_LEN];	/* the provider
+					   mirror, read-only; this host sees
+					   it at runnerd.terraform_mirror */
 	char		apiserver[256];	/* host:port pods reach it at */
 	/* Sessions: claims on this SandboxWarmPool (agent-sandbox) */
 	char		session_pool[NAME_MAX_LEN];

@@ -106,8 +106,41 @@ limited(const struct as_config *conf, json_t *argv, int flags)
 	return cmd;
 }
 
+/* One read-only mount of the mirror claim: the provider's directory. */
+static int
+provider_mount(const char *name, const char *src, void *mounts)
+{
+	char dst[PATH_MAX];
+
+	(void)src;
+	if (pathf(dst, sizeof(dst), PROVIDER_MOUNT "/%s", name) == -1)
+		return -1;
+	return json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}",
+	    "name", "mirror", "mountPath", dst, "subPath", name,
+	    "readOnly", 1));
+}
+
+/*
+ * Terraform's plugin directory, as on gvisor (launcher/bundle.c): each
+ * allowed provider that the mirror holds, read-only, and nothing else.
+ * The runtime makes the directories above the mount points in the
+ * image's root, which is read-only.  Only what runnerd sees in the
+ * mirror (runnerd.terraform_mirror) is mounted: a missing subPath on a
+ * read-only volume would keep the container from starting, where
+ * terraform init would have named the provider.
+ */
+static int
+mounts_add_providers(const struct as_config *conf, const json_t *providers,
+    json_t *mounts)
+{
+	if (conf->kubernetes.provider_mirror_pvc[0] == '\0')
+		return 0;
+	return providers_each(conf, providers, provider_mount, mounts);
+}
+
 static json_t *
-container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
+container(const struct as_config *conf, uint64_t id, json_t *argv,
+    const json_t *providers, int flags)
 {
 	const struct runnerd_conf *r = &conf->runnerd;
 	char sub[64];
@@ -126,6 +159,11 @@ container(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}",
 		    "name", "work", "mountPath", PLAN_MOUNT, "subPath", sub,
 		    "readOnly", 1));
+	if ((flags & KUBE_JOB_CLAIM) &&
+	    mounts_add_providers(conf, providers, mounts) == -1) {
+		json_decref(mounts);
+		return NULL;
+	}
 	if (flags & KUBE_JOB_CRED)
 		json_array_append_new(mounts, json_pack("{s:s, s:s, s:b}",
 		    "name", "secrets", "mountPath", KUBE_SECRETS_DIR,
@@ -169,14 +207,21 @@ work_volume(const struct as_config *conf, int claim)
 	    "persistentVolumeClaim", "claimName", conf->kubernetes.pvc);
 }
 
-/* The Job of call id running argv, with flags KUBE_JOB_*. */
+/*
+ * The Job of call id running argv, with flags KUBE_JOB_*; with
+ * KUBE_JOB_CLAIM, terraform's, the policy's allowed providers of the
+ * mirror too.  NULL when it cannot be made.
+ */
 json_t *
-kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
+kube_job(const struct as_config *conf, uint64_t id, json_t *argv,
+    const json_t *providers, int flags)
 {
 	char name[KUBE_NAME_LEN];
-	json_t *vols;
+	json_t *vols, *c;
 
 	kube_name(id, name);
+	if ((c = container(conf, id, argv, providers, flags)) == NULL)
+		return NULL;
 	vols = json_pack("[{s:s, s:{s:o}}, o]",
 	    "name", "tmp", "emptyDir", "sizeLimit",
 	    quantity(conf->runnerd.tmp_size, ""), work_volume(conf,
@@ -187,6 +232,12 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 		    "defaultMode", 0440));
 	json_array_append_new(vols, json_pack("{s:s, s:{s:s}}", "name", "home",
 	    "emptyDir", "sizeLimit", "4Ki"));
+	/* readOnly here too: the kubelet mounts the whole volume read-only. */
+	if ((flags & KUBE_JOB_CLAIM) &&
+	    conf->kubernetes.provider_mirror_pvc[0] != '\0')
+		json_array_append_new(vols, json_pack("{s:s, s:{s:s, s:b}}",
+		    "name", "mirror", "persistentVolumeClaim", "claimName",
+		    conf->kubernetes.provider_mirror_pvc, "readOnly", 1));
 	return json_pack("{s:s, s:s, s:{s:s, s:s, s:o},"
 	    " s:{s:i, s:i, s:i, s:{s:{s:o}, s:{s:s, s:s, s:b, s:b,"
 	    " s:{s:b, s:i, s:i, s:i, s:{s:s}}, s:[o], s:o}}}}",
@@ -203,7 +254,7 @@ kube_job(const struct as_config *conf, uint64_t id, json_t *argv, int flags)
 	    "securityContext", "runAsNonRoot", 1, "runAsUser", SANDBOX_UID,
 	    "runAsGroup", SANDBOX_GID, "fsGroup", SANDBOX_GID,
 	    "seccompProfile", "type", "RuntimeDefault",
-	    "containers", container(conf, id, argv, flags),
+	    "containers", c,
 	    "volumes", vols);
 }
 

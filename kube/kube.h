@@ -59,7 +59,8 @@ int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 #define KUBE_PRLIMIT		"/usr/bin/prlimit"	/* util-linux's, in the image */
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
 int	 kube_egress(const struct as_config *, json_t *, char *, size_t);
-json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int);
+json_t	*kube_job(const struct as_config *, uint64_t, json_t *,
+	    const json_t *, int);
 json_t	*kube_secret(const struct as_config *, uint64_t, const char *,
 	    const void *, size_t);
 

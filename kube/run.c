@@ -291,8 +291,15 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	}
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs",
 	    ns(&c));
-	obj = kube_job(conf, id, json_object_get(req, "argv"), flags |
+	obj = kube_job(conf, id, json_object_get(req, "argv"),
+	    json_object_get(req, "providers"), flags |
 	    (cred != NULL ? KUBE_JOB_CRED : 0));
+	if (obj == NULL) {
+		reply = NULL;
+		r = run_failed("no Job was made", "the provider mirror's "
+		    "mounts could not be listed");
+		goto out;
+	}
 	code = kube_request(api, "POST", path, obj, &reply, why, sizeof(why));
 	json_decref(obj);
 	uid = json_string_value(json_object_get(json_object_get(reply,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Sessions on the kubernetes backend, on kubernetes-sigs/agent-sandbox
- * (v0.5.6, extensions.agents.x-k8s.io/v1beta1, the version its CRDs
- * store): each session is a SandboxClaim on the warm pool
+ * (extensions.agents.x-k8s.io/v1beta1, the version its CRDs store from
+ * v0.5.6 to v1.0; a cluster that serves only older versions gets
+ * sessions off, with the version runnerd needs): each session is a SandboxClaim on the warm pool
  * kubernetes.session_pool, whose SandboxTemplate (cluster/) makes the
  * pod: runtime class, Pod Security restricted, no service-account
  * token, limits, the session image.  The controller binds the claim to
@@ -39,7 +40,9 @@
 #include "log.h"
 #include "sessbox.h"
 
-#define SBX_GROUP	"/apis/extensions.agents.x-k8s.io/v1beta1"
+#define SBX_EXT		"/apis/extensions.agents.x-k8s.io"
+#define SBX_VERSION	"v1beta1"
+#define SBX_GROUP	SBX_EXT "/" SBX_VERSION
 #define SBX_CORE	"/apis/agents.x-k8s.io/v1beta1"
 #define POD_NAME_ANN	"agents.x-k8s.io/pod-name"
 #define SESSION_LABEL	"agent-sandbox/session-id"
@@ -95,7 +98,7 @@ claim_create(const struct sess *s)
 	int code;
 
 	claim = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{s:{s:s}}}",
-	    "apiVersion", "extensions.agents.x-k8s.io/v1beta1", "kind",
+	    "apiVersion", "extensions.agents.x-k8s.io/" SBX_VERSION, "kind",
 	    "SandboxClaim", "metadata", "name", s->cid, "labels",
 	    "app.kubernetes.io/managed-by", KUBE_MANAGED_BY, SESSION_LABEL,
 	    s->session, "spec", "warmPoolRef", "name",
@@ -465,9 +468,48 @@ claims_sweep(void)
 }
 
 /*
+ * Why sessions are off when SBX_GROUP is not found: the group's other
+ * versions, when the cluster serves it (CRDs older than runnerd's,
+ * v1alpha1 alone), else no CRDs at all.
+ */
+static void
+sessions_off_why(char *off, size_t len)
+{
+	char why[512], versions[256] = "";
+	const char *version;
+	json_t *group, *v;
+	size_t i;
+
+	if (kube_request(api, "GET", SBX_EXT, NULL, &group, why,
+	    sizeof(why)) == 200)
+		json_array_foreach(json_object_get(group, "versions"), i, v) {
+			version = json_string_value(json_object_get(v,
+			    "version"));
+			if (version == NULL)
+				continue;
+			if (versions[0] != '\0')
+				strlcat(versions, ", ", sizeof(versions));
+			strlcat(versions, version, sizeof(versions));
+		}
+	json_decref(group);
+	if (versions[0] != '\0')
+		snprintf(off, len, "sessions are off on the kubernetes backend: "
+		    "the cluster's agent-sandbox CRDs serve "
+		    "extensions.agents.x-k8s.io %s, and runnerd needs "
+		    SBX_VERSION " (SandboxClaim spec.warmPoolRef, agent-sandbox "
+		    "v1.0); install agent-sandbox v1.0's CRDs (scripts/k8s-up) "
+		    "and restart runnerd", versions);
+	else
+		snprintf(off, len, "sessions are off on the kubernetes backend: "
+		    "the cluster does not serve the agent-sandbox CRDs (GET "
+		    SBX_GROUP ": 404); install the controller (scripts/k8s-up) "
+		    "and restart runnerd");
+}
+
+/*
  * At the helper's start: sessions are on when the agent-sandbox
- * extensions group serves sandboxclaims; otherwise off, and why is
- * logged and given to every session tool.  0 when on.
+ * extensions group serves sandboxclaims at SBX_VERSION; otherwise off,
+ * and why is logged and given to every session tool.  0 when on.
  */
 int
 kube_sessions(const struct as_config *c, struct kube_api *a)
@@ -490,12 +532,13 @@ kube_sessions(const struct as_config *c, struct kube_api *a)
 		    "sandboxclaims") == 0)
 			found = 1;
 	json_decref(list);
-	if (code == 404 || (code == 200 && !found))
+	if (code == 404)
+		sessions_off_why(off, sizeof(off));
+	else if (code == 200 && !found)
 		snprintf(off, sizeof(off), "sessions are off on the kubernetes "
 		    "backend: the cluster does not serve the agent-sandbox "
-		    "CRDs (GET " SBX_GROUP ": %s); install the controller "
-		    "(scripts/k8s-up) and restart runnerd", code == 404 ?
-		    "404" : "no sandboxclaims");
+		    "CRDs (GET " SBX_GROUP ": no sandboxclaims); install the "
+		    "controller (scripts/k8s-up) and restart runnerd");
 	else if (code != 200)
 		snprintf(off, sizeof(off), "sessions are off on the kubernetes "
 		    "backend: the agent-sandbox API could not be checked at "

@@ -33,6 +33,11 @@ kubernetes_init(const struct as_config *conf, sbx_done_cb done,
 		fatalx("kubernetes backend: kubernetes.pvc and kubernetes."
 		    "pvc_path go together: the claim, and where this host "
 		    "sees it");
+	if (conf->kubernetes.provider_mirror_pvc[0] != '\0' &&
+	    conf->runnerd.terraform_mirror[0] == '\0')
+		fatalx("kubernetes backend: kubernetes.provider_mirror_pvc "
+		    "needs runnerd.terraform_mirror, where this host sees the "
+		    "mirror, to know which allowed providers it holds");
 	if (path[0] != '\0' && (path[0] != '/' || path[1] == '\0' ||
 	    path[strlen(path) - 1] == '/' || stat(path, &st) == -1 ||
 	    !S_ISDIR(st.st_mode)))

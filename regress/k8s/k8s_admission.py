@@ -315,6 +315,7 @@ def validate(resource, obj):
     else:
         causes = _name(obj, DNS_SUBDOMAIN, SUBDOMAIN_MSG)
     spec = obj.get("spec") or {}
+    version = (obj.get("apiVersion") or "").rpartition("/")[2]
     if resource == "jobs":
         tmpl = (spec.get("template") or {}).get("spec")
         if tmpl is None:
@@ -346,26 +347,80 @@ def validate(resource, obj):
                     and resource == "clusterrolebindings":
                 f = "subjects[%d].namespace" % i
                 causes.append((f, "FieldValueRequired", "Required value"))
-    elif resource in CRD_SCHEMAS:
-        causes += _schema(obj, CRD_SCHEMAS[resource], "")
+    elif (resource, version) in CRD_SCHEMAS:
+        causes += _schema(obj, CRD_SCHEMAS[resource, version], "")
     if causes:
         raise Invalid(causes)
 
 
-# The part of agent-sandbox v0.5.6's CRD schemas (k8s/crds/, tag commit
-# 211b7579) runnerd's requests touch: the API server checks a custom
-# resource's types and required fields against its CRD's OpenAPI schema
-# before storing it.
+# The part of agent-sandbox's v1beta1 CRD schemas (k8s/crds/ of the
+# upstream snapshot of 2026-08-22, commit 2fd412d5, the last before
+# v1.0.0 reachable here) that runnerd's requests and cluster/ touch:
+# types, required fields and enums.  The API server checks a custom
+# resource against its CRD's OpenAPI schema before storing it.
 # https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#validation
-# Checked against a 1.24 kube-apiserver with these CRDs: a missing field
-# is FieldValueRequired "Required value"; a wrong type is
-# FieldValueInvalid 'Invalid value: "T": F in body must be of type W: "T"'.
+# Checked against a 1.24 kube-apiserver with v0.5.6's CRDs: a missing
+# field is FieldValueRequired "Required value"; a wrong type is
+# FieldValueInvalid 'Invalid value: "T": F in body must be of type W: "T"';
+# a value off an enum is FieldValueNotSupported (apimachinery's
+# field.NotSupported wording; not checked against a server).
+# Only the version whose schema is here is checked (a double serving
+# v1alpha1 checks nothing).
+_REF = {"type": "object", "required": ["name"],
+        "properties": {"name": {"type": "string"}}}
+_POD_TEMPLATE = {"type": "object", "required": ["spec"],
+                 "properties": {"metadata": {"type": "object"},
+                                "spec": {"type": "object"}}}
 CRD_SCHEMAS = {
-    "sandboxclaims": {"type": "object", "required": ["spec"], "properties": {
-        "spec": {"type": "object", "required": ["warmPoolRef"],
-                 "properties": {"warmPoolRef": {
-                     "type": "object", "required": ["name"],
-                     "properties": {"name": {"type": "string"}}}}}}},
+    ("sandboxclaims", "v1beta1"): {
+        "type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["warmPoolRef"],
+                     "properties": {
+                         "warmPoolRef": _REF,
+                         "additionalPodMetadata": {"type": "object"},
+                         "env": {"type": "array"},
+                         "lifecycle": {"type": "object", "properties": {
+                             "shutdownPolicy": {"type": "string", "enum": [
+                                 "Delete", "DeleteForeground", "Retain"]},
+                             "shutdownTime": {"type": "string"},
+                             "ttlSecondsAfterFinished": {
+                                 "type": "integer"}}}}}}},
+    ("sandboxwarmpools", "v1beta1"): {
+        "type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["sandboxTemplateRef"],
+                     "properties": {
+                         "replicas": {"type": "integer"},
+                         "sandboxTemplateRef": _REF,
+                         "updateStrategy": {"type": "object", "properties": {
+                             "type": {"type": "string", "enum": [
+                                 "Recreate", "OnReplenish"]}}}}}}},
+    ("sandboxtemplates", "v1beta1"): {
+        "type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["podTemplate"],
+                     "properties": {
+                         "podTemplate": _POD_TEMPLATE,
+                         "service": {"type": "boolean"},
+                         "networkPolicyManagement": {
+                             "type": "string",
+                             "enum": ["Managed", "Unmanaged"]},
+                         "envVarsInjectionPolicy": {
+                             "type": "string",
+                             "enum": ["Allowed", "Overrides", "Disallowed"]},
+                         "volumeClaimTemplatesPolicy": {
+                             "type": "string",
+                             "enum": ["Disallowed", "Allowed",
+                                      "Overrides"]}}}}},
+    ("sandboxes", "v1beta1"): {
+        "type": "object", "required": ["spec"], "properties": {
+            "spec": {"type": "object", "required": ["podTemplate"],
+                     "properties": {
+                         "podTemplate": _POD_TEMPLATE,
+                         "operatingMode": {"type": "string",
+                                           "enum": ["Running", "Suspended"]},
+                         "service": {"type": "boolean"},
+                         "shutdownPolicy": {"type": "string",
+                                            "enum": ["Delete", "Retain"]},
+                         "shutdownTime": {"type": "string"}}}}},
 }
 
 JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"),
@@ -383,6 +438,10 @@ def _schema(v, schema, field):
         return [(field, "FieldValueInvalid",
                  'Invalid value: "%s": %s in body must be of type %s: "%s"'
                  % (got, field, schema["type"], got))]
+    if "enum" in schema and v not in schema["enum"]:
+        return [(field, "FieldValueNotSupported",
+                 'Unsupported value: "%s": supported values: %s'
+                 % (v, _quoted(schema["enum"])))]
     causes = []
     for name, sub in schema.get("properties", {}).items():
         f = field + "." + name if field else name

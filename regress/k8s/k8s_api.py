@@ -193,14 +193,11 @@ class Api:
             return 200, self.resource_list("", "v1"), None
         if parts == ["apis"]:
             return 200, {"kind": "APIGroupList", "apiVersion": "v1",
-                         "groups": [{
-                             "name": g,
-                             "versions": [{"groupVersion": "%s/%s" % (g, v),
-                                           "version": v}],
-                             "preferredVersion": {
-                                 "groupVersion": "%s/%s" % (g, v),
-                                 "version": v}}
-                             for g, v in sorted(groups.items())]}, None
+                         "groups": [api_group(g, v) for g, v in
+                                    sorted(groups.items())]}, None
+        if len(parts) == 2 and parts[1] in groups:
+            return 200, dict(api_group(parts[1], groups[parts[1]]),
+                             kind="APIGroup", apiVersion="v1"), None
         if len(parts) == 3 and groups.get(parts[1]) == parts[2]:
             return 200, self.resource_list(parts[1], parts[2]), None
         raise ApiError(404, "NotFound", NO_SUCH_PATH)
@@ -558,6 +555,14 @@ def invalid(route, name, causes):
             "name": name, "group": route.group, "kind": route.kind,
             "causes": [{"reason": r, "message": m, "field": f}
                        for f, r, m in e.causes]})
+
+
+def api_group(group, version):
+    """A group's discovery entry; the double serves one version a group
+    (https://kubernetes.io/docs/reference/using-api/api-concepts/, "Discovery
+    API": GET /apis/GROUP answers an APIGroup)."""
+    gv = {"groupVersion": "%s/%s" % (group, version), "version": version}
+    return {"name": group, "versions": [gv], "preferredVersion": gv}
 
 
 def validate(route, body):

@@ -86,7 +86,9 @@ Differences from a real API server, on purpose:
   "runs" the --runner program (below), whatever its image;
 - no PersistentVolumes: a claim is bound at once to a directory of its
   own, STATE/claims/NAMESPACE/NAME (kept when the claim goes), and a pod
-  stays Pending until its claims are bound.
+  stays Pending until its claims are bound; the mounts themselves
+  (subPath, readOnly, mount points the runtime makes) are the runner's
+  to make, and path_runner.py makes them as the kubelet does.
 
 Options: --cert --key (PEM), --client-ca FILE (X.509 client
 certificates signed by it authenticate as their subject's CN, with its
@@ -101,7 +103,8 @@ container's; none: every pod succeeds with an empty log), --seed FILE (a
 JSON List of objects created at start as the admin), --audience (the
 API server's token audience), --events-kept N (watch history kept per
 resource; older resourceVersions get 410 Gone), --no-agent-sandbox (the
-cluster without agent-sandbox's CRDs).  The agent-sandbox kinds, their
+cluster without agent-sandbox's CRDs), --agent-sandbox-version v1alpha1
+(CRDs that serve only v1alpha1).  The agent-sandbox kinds, their
 controllers and pods/exec are k8s_sandbox.py's.
 
 STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
@@ -431,6 +434,9 @@ def main():
     p.add_argument("--events-kept", type=int, default=2000)
     p.add_argument("--no-agent-sandbox", action="store_true",
                    help="without the agent-sandbox CRDs (k8s_sandbox.py)")
+    p.add_argument("--agent-sandbox-version", default=k8s_sandbox.VERSION,
+                   choices=[k8s_sandbox.VERSION, "v1alpha1"],
+                   help="the one version the agent-sandbox CRDs serve")
     p.add_argument("--audience",
                    default="https://kubernetes.default.svc.cluster.local")
     a = p.parse_args()
@@ -448,12 +454,13 @@ def main():
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     srv.state = a.state
     srv.log_lock = threading.Lock()
-    k8s_sandbox.register(RESOURCES, not a.no_agent_sandbox)
+    crds = None if a.no_agent_sandbox else a.agent_sandbox_version
+    k8s_sandbox.register(RESOURCES, crds)
     srv.store = Store(a.events_kept)
     srv.api = Api(srv.store, k8s_authz.Tokens(admin_token, a.audience),
                   Controller(srv.store, a.state, a.runner))
     srv.sandboxes = k8s_sandbox.SandboxController(
-        srv.store, srv.api.controller, not a.no_agent_sandbox)
+        srv.store, srv.api.controller, crds == k8s_sandbox.VERSION)
     seed(srv.api, a.seed)
     tmp = os.path.join(a.state, "port.new")
     with open(tmp, "w") as f:

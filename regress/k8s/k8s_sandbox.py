@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: ISC
 """The agent-sandbox kinds in the Kubernetes API double, and pods/exec.
 
-What the double learns here, written from kubernetes-sigs/agent-sandbox
-v0.5.6 (commit of the tag in its repository; the CRDs in
-k8s/crds/*.yaml store v1beta1, v1alpha1 is served deprecated; the
-types in api/v1beta1/sandbox_types.go and extensions/api/v1beta1/;
-the controllers in controllers/sandbox_controller.go and
-extensions/controllers/sandbox{claim,warmpool}_controller.go):
+What the double learns here, written from kubernetes-sigs/agent-sandbox:
+first v0.5.6 (the types in api/v1beta1/sandbox_types.go and
+extensions/api/v1beta1/, the controllers in
+controllers/sandbox_controller.go and extensions/controllers/
+sandbox{claim,warmpool}_controller.go), then checked against the CRDs
+(k8s/crds/*.yaml) of the newest snapshot reachable here, commit
+2fd412d5 of 2026-08-22, just before v1.0.0 (the v1.0.0 and v1.0.1 tags
+are not reachable from this machine).  There every kind stores v1beta1
+and still serves v1alpha1, deprecated; the schemas the double checks
+are in k8s_admission.CRD_SCHEMAS.
 
-- Sandbox (agents.x-k8s.io/v1beta1): spec.podTemplate {metadata, spec}.
+- Sandbox (agents.x-k8s.io/v1beta1): spec.podTemplate {metadata, spec};
+  spec.operatingMode (Running, the default, or Suspended) replaced
+  v1alpha1's spec.replicas; spec.service (boolean) opts in to the
+  headless Service, which is otherwise not made.
   Its controller keeps one pod of that template, named after the
   Sandbox (annotation agents.x-k8s.io/pod-name when it tracks another
   name), owned by it, and made again when it is deleted.  Condition
@@ -16,12 +23,15 @@ extensions/controllers/sandbox{claim,warmpool}_controller.go):
   False/DependenciesNotReady, or False/ReconcilerError with "Error seen:
   ..." when the pod cannot be made (Pod Security refusing it, as the
   admission would: the pod is what is checked, see k8s_admission).
-- SandboxTemplate (extensions.agents.x-k8s.io/v1beta1): spec.podTemplate;
-  a pod with no automountServiceAccountToken gets false.
-- SandboxWarmPool: spec.replicas Sandboxes of spec.sandboxTemplateRef,
+- SandboxTemplate (extensions.agents.x-k8s.io/v1beta1): spec.podTemplate
+  (required), spec.service as for a Sandbox; a pod with no
+  automountServiceAccountToken gets false.
+- SandboxWarmPool: spec.replicas (default 1) Sandboxes of
+  spec.sandboxTemplateRef (required),
   named generateName "<pool>-", owned by the pool; status.replicas and
   readyReplicas.
-- SandboxClaim: spec.warmPoolRef.name (required).  The claim adopts a
+- SandboxClaim: spec.warmPoolRef.name (required; v1alpha1 had
+  spec.sandboxTemplateRef instead).  The claim adopts a
   ready Sandbox of its pool (its owner becomes the claim; the pool makes
   another), else, once no candidate of the pool is coming (a 2 s grace,
   warmCandidateGracePeriod), creates one from the pool's template, named
@@ -45,9 +55,15 @@ the pod; it is killed with its pod.  Authorization: get on pods/exec
 AuthorizePodWebsocketUpgradeCreatePermission (on by default from
 Kubernetes 1.35) also check.
 
+With --agent-sandbox-version v1alpha1 the double stands for a cluster
+whose CRDs serve v1alpha1 alone (agent-sandbox before v1beta1): the
+four kinds are stored and served at that version, nothing is checked
+against a schema, and no controller acts on them.
+
 Differences, on purpose: no Services, NetworkPolicies, volume claim
-templates, lifecycle (shutdownTime) or suspension; no PATCH or status
-subresource: only the controllers here write status.
+templates, lifecycle (shutdownTime) or suspension (operatingMode is
+checked, not acted on); no defaulting but the pool's replicas; no PATCH
+or status subresource: only the controllers here write status.
 """
 
 import base64
@@ -85,12 +101,14 @@ WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 WS_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")   # preferred first
 
 
-def register(resources, crds):
-    """pods/exec always; the four kinds only when CRDS (else their
-    groups are unknown: discovery answers 404, as without the CRDs)."""
+def register(resources, version):
+    """pods/exec always; the four kinds at VERSION, or not at all when
+    it is None (their groups are then unknown: discovery answers 404,
+    as without the CRDs)."""
     resources.update(EXEC)
-    if crds:
-        resources.update(KINDS)
+    if version:
+        resources.update({r: (g, version, *rest) for r, (g, _, *rest)
+                          in KINDS.items()})
 
 
 def condition(obj, ctype):
@@ -214,7 +232,7 @@ class SandboxController:
             "sandboxTemplateRef") or {}).get("name"))
         mine = self.owned("sandboxes", pool)
         if tmpl is not None:
-            for _ in range(int(spec.get("replicas") or 0) - len(mine)):
+            for _ in range(int(spec.get("replicas", 1)) - len(mine)):
                 mine.append(self.new_sandbox(
                     md["namespace"], tmpl, {"generateName": md["name"] + "-"},
                     owner_ref("SandboxWarmPool", EXT, pool)))

@@ -278,6 +278,54 @@ claim_schema_cleanup()
 	k8s_stop
 }
 
+atf_test_case sandbox_schemas cleanup
+sandbox_schemas_head()
+{
+	atf_set "descr" "Sandboxes, templates and warm pools are checked against the v1beta1 CRD schemas: required fields, types, the operatingMode enum, the service opt-in a boolean"
+	atf_set "timeout" "60"
+}
+sandbox_schemas_body()
+{
+	setup
+	obj()	# kind, name, group, spec
+	{
+		printf '{"apiVersion":"%s/v1beta1","kind":"%s",' "$3" "$1"
+		printf '"metadata":{"name":"%s","namespace":"agent-sandbox"},' "$2"
+		printf '"spec":%s}' "$4"
+	}
+	refused()	# kind, name, group, spec, field, message
+	{
+		obj "$1" "$2" "$3" "$4" > "$2.json"
+		atf_check -s exit:1 -e match:"The $1 \"$2\" is invalid: $5: $(ere "$6")" \
+		    kubectl create --validate=false -f "$2.json"
+	}
+	pod='{"spec":{"containers":[{"name":"c","image":"i"}]}}'
+	refused Sandbox nopod agents.x-k8s.io '{}' spec.podTemplate \
+	    "Required value"
+	refused Sandbox paused agents.x-k8s.io \
+	    "{\"podTemplate\":$pod,\"operatingMode\":\"Paused\"}" \
+	    spec.operatingMode \
+	    'Unsupported value: "Paused": supported values: "Running", "Suspended"'
+	refused Sandbox svcstr agents.x-k8s.io \
+	    "{\"podTemplate\":$pod,\"service\":\"yes\"}" spec.service \
+	    'Invalid value: "string": spec.service in body must be of type boolean: "string"'
+	refused SandboxTemplate podnospec extensions.agents.x-k8s.io \
+	    '{"podTemplate":{}}' spec.podTemplate.spec "Required value"
+	refused SandboxWarmPool notmpl extensions.agents.x-k8s.io \
+	    '{"replicas":1}' spec.sandboxTemplateRef "Required value"
+	atf_check -e match:'No resources found' \
+	    kubectl get sandboxes,sandboxtemplates,sandboxwarmpools \
+	    -n agent-sandbox
+	obj Sandbox suspended agents.x-k8s.io \
+	    "{\"podTemplate\":$pod,\"operatingMode\":\"Suspended\",\"service\":true}" \
+	    > good.json
+	atf_check -o match:created kubectl create --validate=false -f good.json
+}
+sandbox_schemas_cleanup()
+{
+	k8s_stop
+}
+
 atf_init_test_cases()
 {
 	for c in $CASES; do
@@ -290,4 +338,5 @@ atf_init_test_cases()
 	atf_add_test_case unlabelled_namespace_admits
 	atf_add_test_case scripts_jobs_are_restricted
 	atf_add_test_case claim_schema
+	atf_add_test_case sandbox_schemas
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kube.h"
 #include "launcher.h"
@@ -55,7 +56,7 @@ build_job(int cred, int claim)
 	setup();
 	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
 	argv = json_pack("[s, s, s]", "/bin/sh", "-c", "echo hi");
-	job = kube_job(&conf, REQ_ID, argv, (cred ? KUBE_JOB_CRED : 0) |
+	job = kube_job(&conf, REQ_ID, argv, NULL, (cred ? KUBE_JOB_CRED : 0) |
 	    (claim ? KUBE_JOB_CLAIM : 0));
 	json_decref(argv);
 	ATF_REQUIRE(job != NULL);
@@ -177,7 +178,7 @@ ATF_TC_BODY(agent_code, tc)
 
 	setup();
 	argv = json_pack("[s]", "/bin/true");
-	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_AGENT_CODE);
+	job = kube_job(&conf, REQ_ID, argv, NULL, KUBE_JOB_AGENT_CODE);
 	expect_str(job, CTR "command.4", "--as=2147483648");
 	expect_str(job, CTR "command.5", "--");
 	expect_str(job, CTR "command.6", "/bin/true");
@@ -206,11 +207,11 @@ ATF_TC_BODY(egress, tc)
 	json_decref(egress);
 
 	argv = json_pack("[s]", "/bin/true");
-	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_APISERVER);
+	job = kube_job(&conf, REQ_ID, argv, NULL, KUBE_JOB_APISERVER);
 	expect_str(job, "spec.template.metadata.labels.agent-sandbox/egress",
 	    "apiserver");
 	json_decref(job);
-	job = kube_job(&conf, REQ_ID, argv, 0);
+	job = kube_job(&conf, REQ_ID, argv, NULL, 0);
 	ATF_CHECK(at(job, "spec.template.metadata.labels.agent-sandbox/"
 	    "egress") == NULL);
 	ATF_CHECK(at(job, "metadata.labels.agent-sandbox/egress") == NULL);
@@ -279,7 +280,8 @@ ATF_TC_BODY(claim_plan, tc)
 	setup();
 	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
 	argv = json_pack("[s]", "/bin/true");
-	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_CLAIM | KUBE_JOB_PLAN);
+	job = kube_job(&conf, REQ_ID, argv, NULL,
+	    KUBE_JOB_CLAIM | KUBE_JOB_PLAN);
 	json_decref(argv);
 	ATF_REQUIRE(job != NULL);
 	/* The approved plan: root's plan/ beside work/, read-only. */
@@ -399,6 +401,68 @@ ATF_TC_BODY(admission, tc)
 	fclose(f);
 }
 
+/*
+ * With the mirror claim, a terraform Job mounts each allowed provider
+ * that the mirror holds, read-only by subPath, from a read-only volume;
+ * an allowed provider the mirror lacks, and every other Job, none.
+ */
+ATF_TC_WITHOUT_HEAD(provider_mirror);
+ATF_TC_BODY(provider_mirror, tc)
+{
+	json_t *argv, *allowed, *job, *m, *v;
+	int mirror_mounts = 0;
+	size_t i;
+
+	setup();
+	ATF_REQUIRE(getcwd(conf.runnerd.terraform_mirror,
+	    sizeof(conf.runnerd.terraform_mirror)) != NULL);
+	ATF_REQUIRE(plugin_dir_make(conf.runnerd.terraform_mirror,
+	    "registry.terraform.io/hashicorp/null") == 0);
+	ATF_REQUIRE(plugin_dir_make(conf.runnerd.terraform_mirror,
+	    "registry.terraform.io/hashicorp/random") == 0);
+	strlcpy(conf.kubernetes.pvc, "terraform", sizeof(conf.kubernetes.pvc));
+	strlcpy(conf.kubernetes.provider_mirror_pvc, "provider-mirror",
+	    sizeof(conf.kubernetes.provider_mirror_pvc));
+	argv = json_pack("[s]", "/bin/true");
+	allowed = json_pack("[s, s]", "registry.terraform.io/hashicorp/random",
+	    "registry.terraform.io/hashicorp/time");
+	job = kube_job(&conf, REQ_ID, argv, allowed, KUBE_JOB_CLAIM);
+	ATF_REQUIRE(job != NULL);
+	json_array_foreach(at(job, CTR "volumeMounts"), i, m) {
+		if (strcmp(json_string_value(json_object_get(m, "name")),
+		    "mirror") != 0)
+			continue;
+		mirror_mounts++;
+		ATF_CHECK_STREQ(json_string_value(json_object_get(m,
+		    "mountPath")), PROVIDER_MOUNT
+		    "/registry.terraform.io/hashicorp/random");
+		ATF_CHECK_STREQ(json_string_value(json_object_get(m,
+		    "subPath")), "registry.terraform.io/hashicorp/random");
+		ATF_CHECK(json_is_true(json_object_get(m, "readOnly")));
+	}
+	ATF_CHECK_EQ(mirror_mounts, 1);
+	json_array_foreach(at(job, POD "volumes"), i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")),
+		    "mirror") == 0) {
+			expect_str(v, "persistentVolumeClaim.claimName",
+			    "provider-mirror");
+			ATF_CHECK(json_is_true(at(v,
+			    "persistentVolumeClaim.readOnly")));
+			mirror_mounts++;
+		}
+	ATF_CHECK_EQ(mirror_mounts, 2);
+	json_decref(job);
+
+	/* A Job off the claim (not terraform's) gets no mirror at all. */
+	job = kube_job(&conf, REQ_ID, argv, allowed, 0);
+	json_array_foreach(at(job, POD "volumes"), i, v)
+		ATF_CHECK(strcmp(json_string_value(json_object_get(v,
+		    "name")), "mirror") != 0);
+	json_decref(job);
+	json_decref(allowed);
+	json_decref(argv);
+}
+
 ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, controls);
@@ -408,6 +472,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, environment);
 	ATF_TP_ADD_TC(tp, claim);
 	ATF_TP_ADD_TC(tp, claim_plan);
+	ATF_TP_ADD_TC(tp, provider_mirror);
 	ATF_TP_ADD_TC(tp, secret);
 	ATF_TP_ADD_TC(tp, admission);
 	return atf_no_error();

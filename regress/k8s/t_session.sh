@@ -311,6 +311,45 @@ nocrds_cleanup()
 	kb_stop
 }
 
+atf_test_case oldcrds cleanup
+oldcrds_head()
+{
+	atf_set descr "agent-sandbox CRDs that serve only v1alpha1: sessions off with the version runnerd needs named; run_shell runs one-shot"
+	atf_set timeout 120
+}
+oldcrds_body()
+{
+	KS_NO_POOL=1 ks_cluster --agent-sandbox-version v1alpha1
+	atf_check -o match:'^sandboxclaims' sh -c \
+	    'kubectl api-resources --api-group=extensions.agents.x-k8s.io --no-headers'
+	ks_runnerd
+	want='the cluster.s agent-sandbox CRDs serve extensions.agents.x-k8s.io v1alpha1, and runnerd needs v1beta1'
+	i=0
+	until grep -q "$want" runnerd.log; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "no version named in runnerd's log"
+		sleep 0.1
+	done
+	kb_call 'echo one-shot' > s1.json
+	ks_call "1" > r.json
+	atf_check -o match:"$want" -o match:'"isError": true' cat r.json
+	kb_call 'echo one-shot' > s2.json
+	for r in s1.json s2.json; do
+		atf_check -o inline:'0|exited|False\n' python3 -c '
+import json, sys; r = json.load(open(sys.argv[1])); s = r["structuredContent"]
+assert s["stdout"] == "one-shot\n", s
+print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))' "$r"
+	done
+	# Nothing was asked of the old version: runnerd only looked.
+	atf_check -o inline:'0\n' sh -c \
+	    'grep -c "/v1alpha1/" state/requests.jsonl || :'
+	ks_none
+}
+oldcrds_cleanup()
+{
+	kb_stop
+}
+
 atf_test_case sweep cleanup
 sweep_head()
 {
@@ -383,7 +422,7 @@ verify_cleanup()
 atf_init_test_cases()
 {
 	for t in claim state primes files timeout owner reap audit nul \
-	    unbound podgone restricted nocrds sweep verify; do
+	    unbound podgone restricted nocrds oldcrds sweep verify; do
 		atf_add_test_case "$t"
 	done
 }
