@@ -547,7 +547,18 @@ class Controller:
             proc.stdin.close()
         except BrokenPipeError:
             pass
-        out = proc.stdout.read(LOG_CAP)
+        # The log as it comes, for pods/log with follow=true.
+        kept = 0
+        while True:
+            piece = proc.stdout.read1(1 << 16)
+            if not piece:
+                break
+            piece = piece[:max(0, LOG_CAP - kept)]
+            kept += len(piece)
+            with self.store.lock:
+                if self.procs.get(key) is proc:
+                    self.logs[key] = self.logs.get(key, b"") + piece
+                    self.store.changed.notify_all()
         proc.stdout.close()
         code = proc.wait()
         try:
@@ -556,7 +567,7 @@ class Controller:
             pass
         with self.store.lock:
             if self.procs.get(key) is proc:
-                self.finish(key, code, out)
+                self.finish(key, code, self.logs.get(key, b""))
 
     def reason(self, code):
         """A terminated container's reason (ContainerStateTerminated,
@@ -642,8 +653,11 @@ class Controller:
             self.delete_job(job, "Background")
 
     def kill(self, ns, name):
+        """The pod's process group, while it runs: its first process may
+        have ended and left others writing to the log."""
         proc = self.procs.pop((ns, name), None)
-        if proc is not None and proc.poll() is None:
+        if proc is not None and os.path.exists(os.path.join(
+                self.groups, str(proc.pid))):
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:

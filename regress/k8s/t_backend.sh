@@ -37,6 +37,44 @@ run_cleanup()
 	kb_stop
 }
 
+# stdout (as JSON), exit code and status of the call in r.json
+end_outcome()
+{
+	python3 -c '
+import json; s = json.load(open("r.json"))["structuredContent"]
+print("%s|%d|%s" % (json.dumps(s["stdout"]), s["exit_code"], s["status"]))'
+}
+
+atf_test_case end cleanup
+end_head()
+{
+	atf_set "descr" "a call ends at the end line its Job writes on the pod log, not at the Job end; the line is cut off exactly; a signal waits for the kubelet"
+	atf_set "timeout" "120"
+}
+end_body()
+{
+	kb_cluster
+	KB_RUNNERD_EXTRA="  timeout: 20s" kb_runnerd
+	kb_call 'printf abc; exit 4' > r.json
+	atf_check_equal '"abc"|4|exited' "$(end_outcome)"
+	# A process left behind keeps the double s container and its log
+	# open until the deadline: the call still ends with its command,
+	# from the log followed, not with the Job.
+	kb_call 'echo out; sleep 1000 &' > r.json
+	atf_check_equal '"out\n"|0|exited' "$(end_outcome)"
+	atf_check -o match:'follow=true' grep '/log"' state/requests.jsonl
+	# Killed by a signal (the OOM killer or the deadline, elsewhere):
+	# the kubelet says how the container ended.
+	kb_call 'kill -TERM $$' > r.json
+	atf_check_equal '""|143|exited' "$(end_outcome)"
+	kb_left > left
+	atf_check -o empty cat left
+}
+end_cleanup()
+{
+	kb_stop
+}
+
 atf_test_case sequential cleanup
 sequential_head()
 {
@@ -295,6 +333,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case client_certificate
 	atf_add_test_case run
+	atf_add_test_case end
 	atf_add_test_case limits
 	atf_add_test_case sequential
 	atf_add_test_case credential

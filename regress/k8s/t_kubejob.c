@@ -122,14 +122,21 @@ ATF_TC_BODY(controls, tc)
 	expect_str(job, POD "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
 	expect_str(job, CTR "image", "runner:test");
-	/* The gvisor backend's per-process limits, then the command. */
-	expect_str(job, CTR "command.0", "/usr/bin/prlimit");
-	expect_str(job, CTR "command.1", "--nofile=1024");
-	expect_str(job, CTR "command.2", "--nproc=64");
-	expect_str(job, CTR "command.3", "--core=0");
-	expect_str(job, CTR "command.4", "--");
-	expect_str(job, CTR "command.7", "echo hi");
-	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 8);
+	/*
+	 * A shell that writes the end line after the command, under the
+	 * gvisor backend's per-process limits.
+	 */
+	expect_str(job, CTR "command.0", "/bin/sh");
+	expect_str(job, CTR "command.1", "-c");
+	expect_str(job, CTR "command.3", "sh");
+	expect_str(job, CTR "command.4", KUBE_END_MARK);
+	expect_str(job, CTR "command.5", "/usr/bin/prlimit");
+	expect_str(job, CTR "command.6", "--nofile=1024");
+	expect_str(job, CTR "command.7", "--nproc=64");
+	expect_str(job, CTR "command.8", "--core=0");
+	expect_str(job, CTR "command.9", "--");
+	expect_str(job, CTR "command.12", "echo hi");
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 13);
 	expect_bool(job, CTR "securityContext.allowPrivilegeEscalation", 0);
 	expect_bool(job, CTR "securityContext.readOnlyRootFilesystem", 1);
 	expect_bool(job, CTR "securityContext.runAsNonRoot", 1);
@@ -178,9 +185,9 @@ ATF_TC_BODY(agent_code, tc)
 	setup();
 	argv = json_pack("[s]", "/bin/true");
 	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_AGENT_CODE);
-	expect_str(job, CTR "command.4", "--as=2147483648");
-	expect_str(job, CTR "command.5", "--");
-	expect_str(job, CTR "command.6", "/bin/true");
+	expect_str(job, CTR "command.9", "--as=2147483648");
+	expect_str(job, CTR "command.10", "--");
+	expect_str(job, CTR "command.11", "/bin/true");
 	json_decref(job);
 	json_decref(argv);
 }
