@@ -59,7 +59,11 @@ int	 kube_stream(struct kube_api *, const char *, int, kube_text_cb,
 #define KUBE_PRLIMIT		"/usr/bin/prlimit"	/* util-linux's, in the image */
 /* The Job's last line: this, its command's exit status, a newline. */
 #define KUBE_END_MARK		"\036agent-sandbox-exit "
-
+/*
+ * The pod's memory limit is runnerd.memory and this, for gVisor's sentry
+ * and gofer (measured on the real node: README).
+ */
+#define KUBE_MEMORY_RUNTIME	(128L * 1024 * 1024)
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
 int	 kube_egress(const struct as_config *, json_t *, char *, size_t);
 json_t	*kube_job(const struct as_config *, uint64_t, json_t *, int);

@@ -330,6 +330,7 @@ run_collect(struct kcall *c, json_t *r)
 {
 	const char *outcome, *reason = NULL, *term_reason, *pod_name;
 	json_t *pod, *term;
+	char text[512];
 
 	outcome = job_outcome(c->job, &reason);
 	if (outcome != NULL && strcmp(outcome, "Failed") == 0 &&
@@ -357,6 +358,25 @@ run_collect(struct kcall *c, json_t *r)
 		log_output(c, r);
 	if (term_reason != NULL && strcmp(term_reason, "OOMKilled") == 0)
 		json_object_set_new(r, "status", json_string("memory_limit"));
+	else if (term != NULL && c->log.whole && c->log.status == -1 &&
+	    strcmp(json_string_value(json_object_get(r, "status")),
+	    "exited") == 0) {
+		/*
+		 * The container ended with no end line: its command did not
+		 * return, something ended the sandbox round it.  gVisor's
+		 * whole sandbox is what the kernel kills past the pod's
+		 * memory limit, which the runc shim reports as this, not as
+		 * OOMKilled; nothing here says it was that.
+		 */
+		snprintf(text, sizeof(text), "the sandbox ended before its "
+		    "command did (exit code %lld, reason %s), with nothing "
+		    "saying why; past the pod's memory limit the kernel ends "
+		    "gVisor's whole sandbox so", (long long)json_integer_value(
+		    json_object_get(term, "exitCode")), term_reason != NULL ?
+		    term_reason : "none");
+		json_object_set_new(r, "status", json_string("failed"));
+		json_object_set_new(r, "error", json_string(text));
+	}
 	json_decref(pod);
 }
 

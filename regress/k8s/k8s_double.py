@@ -114,10 +114,12 @@ STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
                   pod's 403); the Job's pods are still made
   slow SECONDS    the answer is delayed
   watch-close N   a watch is cut (no final chunk) after N events (def. 1)
-STATE/oom-killed, while it exists, makes a container that ends with
-status 137 end as the OOM killer's: terminated.reason OOMKilled.
-pods/log with follow=true streams the log as it is written, until the
-container has ended.
+STATE/oom-killed, while it exists, makes a container whose process
+group was killed by SIGKILL end as gVisor's sandbox did when the kernel
+killed it on the real node: exitCode 255, reason Error; holding the
+word OOMKilled, as the kubelet reports an OOM kill the runtime saw:
+exitCode 137, reason OOMKilled.  pods/log with follow=true streams the
+log as it is written, until the container has ended.
 STATE/pod-groups/PGID exists while a pod's process group runs (the
 double kills them on SIGTERM; after a SIGKILL, k8s.subr does).
 STATE/requests.jsonl gets one line per request: method, path, query, user,

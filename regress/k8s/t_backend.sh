@@ -290,25 +290,42 @@ client_certificate_cleanup()
 atf_test_case limits cleanup
 limits_head()
 {
-	atf_set "descr" "the gvisor backend limits inside the pod; OOMKilled and a failed fork reported as memory_limit and pids_limit"
+	atf_set "descr" "the gvisor backend limits inside the pod; an allocation past memory, OOMKilled and a failed fork reported as memory_limit and pids_limit; a sandbox killed whole as an error"
 	atf_set "timeout" "120"
 }
 limits_body()
 {
 	kb_cluster
 	kb_runnerd
-	# run_shell runs the agent's code: its address space is capped too.
+	# run_shell runs the agent's code: its address space is capped too,
+	# at memory (512M), below the pod's limit.
 	kb_call 'grep -E "^Max (processes|open files|core file size|address space)" /proc/self/limits' \
 	    > r.json
-	atf_check -o inline:'core file size 0 0\nprocesses 64 64\nopen files 1024 1024\naddress space 2147483648 2147483648\n' \
+	atf_check -o inline:'core file size 0 0\nprocesses 64 64\nopen files 1024 1024\naddress space 536870912 536870912\n' \
 	    python3 -c '
 import json; s = json.load(open("r.json"))["structuredContent"]
 for line in s["stdout"].splitlines():
     w = line.split()     # Max NAME... SOFT HARD UNIT
     print(" ".join(w[1:-3]), w[-3], w[-2])'
-	# The kubelet reports an OOM kill as terminated.reason OOMKilled.
+	# One allocation past it fails in its process, in coreutils words.
+	kb_call 'dd if=/dev/zero of=/dev/null bs=576M count=1' > r.json
+	atf_check -o inline:'memory_limit|True|False|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],
+      r["isError"]))'
+	# The kernel ending gVisor s sandbox whole on the real node: exit
+	# code 255, reason Error, no end line; nothing says it was memory.
 	touch state/oom-killed
-	kb_call 'exit 137' > r.json
+	kb_call 'echo before; kill -9 0' > r.json
+	atf_check -o inline:'failed|255|False|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["exit_code"], s["memory_limit"],
+      r["isError"]))'
+	atf_check -o match:'the sandbox ended before its command did \(exit code 255, reason Error\)' \
+	    cat r.json
+	# Where the runtime tells the kubelet, OOMKilled is memory_limit.
+	echo OOMKilled > state/oom-killed
+	kb_call 'kill -9 0' > r.json
 	atf_check -o inline:'memory_limit|True|False|True\n' python3 -c '
 import json; r = json.load(open("r.json")); s = r["structuredContent"]
 print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],

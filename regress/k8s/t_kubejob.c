@@ -147,7 +147,8 @@ ATF_TC_BODY(controls, tc)
 	ATF_CHECK(at(job, CTR "securityContext.capabilities.add") == NULL);
 	expect_str(job, CTR "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
-	expect_str(job, CTR "resources.limits.memory", "268435456");
+	/* memory and gVisor's own 128 MiB. */
+	expect_str(job, CTR "resources.limits.memory", "402653184");
 	expect_str(job, CTR "resources.limits.cpu", "500m");
 	/* The credential read-only at /run/secrets, /tmp and /work scratch. */
 	expect_str(job, CTR "volumeMounts.2.mountPath", "/run/secrets");
@@ -185,7 +186,8 @@ ATF_TC_BODY(agent_code, tc)
 	setup();
 	argv = json_pack("[s]", "/bin/true");
 	job = kube_job(&conf, REQ_ID, argv, KUBE_JOB_AGENT_CODE);
-	expect_str(job, CTR "command.9", "--as=2147483648");
+	/* Below the pod's limit: memory (256M), not address_space (2G). */
+	expect_str(job, CTR "command.9", "--as=268435456");
 	expect_str(job, CTR "command.10", "--");
 	expect_str(job, CTR "command.11", "/bin/true");
 	json_decref(job);
