@@ -4,8 +4,8 @@
  * kubeconfig's current context (server, CA, bearer token or client
  * certificate, files read once into memory so the helper needs no file
  * access afterwards), JSON requests with Kubernetes Status errors made
- * readable, plain-text reads for pods/log, and watches.  TLS is always
- * verified.
+ * readable, text streams (pods/log, followed or not) and watches.  TLS
+ * is always verified.
  */
 #include <curl/curl.h>
 #include <openssl/evp.h>
@@ -35,8 +35,10 @@ struct kbuf {
 	size_t		 len, max;
 	int		 over;
 	kube_event_cb	 cb;		/* watches: one call per line */
+	kube_text_cb	 text;		/* streams: one call per piece */
 	void		*arg;
 	int		 stopped;
+	void		*curl;
 };
 
 static const struct ynode *
@@ -261,6 +263,26 @@ watch_lines(struct kbuf *b)
 }
 
 static size_t
+api_collect(char *data, size_t size, size_t nmemb, void *arg);
+
+/* A 200 stream's pieces to its callback; any other answer collected. */
+static size_t
+stream_collect(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct kbuf *b = arg;
+	long code = 0;
+
+	curl_easy_getinfo(b->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return api_collect(data, size, nmemb, arg);
+	if (b->text(data, size * nmemb, b->arg)) {
+		b->stopped = 1;
+		return 0;
+	}
+	return size * nmemb;
+}
+
+static size_t
 api_collect(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct kbuf *b = arg;
@@ -384,7 +406,9 @@ perform(struct kube_api *k, const char *method, const char *path,
 	h = kube_curl_setup(k, c, path);
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, api_collect);
+	b->curl = c;
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, b->text != NULL ?
+	    stream_collect : api_collect);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
 	k->warning[0] = '\0';
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, api_header);
@@ -457,31 +481,6 @@ kube_request(struct kube_api *k, const char *method, const char *path,
 	return (int)code;
 }
 
-/* A text resource (pods/log), at most max bytes; NULL and why on failure. */
-char *
-kube_get_text(struct kube_api *k, const char *path, size_t max,
-    size_t *len, char *why, size_t whylen)
-{
-	struct kbuf b = { .max = max };
-	json_t *st;
-	long code;
-
-	code = perform(k, "GET", path, NULL, &b, REQUEST_TIMEOUT, 0, why,
-	    whylen);
-	if (code >= 300) {
-		st = b.p != NULL ? cjson_parse((const uint8_t *)b.p, b.len,
-		    NULL, 0) : NULL;
-		status_why(code, st, why, whylen);
-		json_decref(st);
-	}
-	if (code < 200 || code >= 300) {
-		free(b.p);
-		return NULL;
-	}
-	*len = b.len;
-	return b.p != NULL ? b.p : strdup("");
-}
-
 /*
  * A watch (path has ?watch=1): cb gets each event's type and object
  * until it returns 1.  1 when it did, 0 when the server ended the watch
@@ -505,4 +504,32 @@ kube_watch(struct kube_api *k, const char *path, int timeout,
 	else if (code != -1)
 		return 0;
 	return -1;
+}
+
+/*
+ * A text stream (pods/log, with follow=true or not): cb gets each piece
+ * as it comes until it returns 1.  1 when it did, 0 when the server
+ * ended the stream first, -1 and why on errors (an answer other than
+ * 200, in the API's words), cancellation and a stream cut short.
+ */
+int
+kube_stream(struct kube_api *k, const char *path, int timeout,
+    kube_text_cb cb, void *arg, char *why, size_t whylen)
+{
+	struct kbuf b = { .max = KUBE_REPLY_MAX, .text = cb, .arg = arg };
+	json_t *st;
+	long code;
+
+	code = perform(k, "GET", path, NULL, &b, timeout + CONNECT_TIMEOUT,
+	    1, why, whylen);
+	if (code >= 300) {
+		st = b.p != NULL ? cjson_parse((const uint8_t *)b.p, b.len,
+		    NULL, 0) : NULL;
+		status_why(code, st, why, whylen);
+		json_decref(st);
+	}
+	free(b.p);
+	if (b.stopped)
+		return 1;
+	return code == 200 ? 0 : -1;
 }

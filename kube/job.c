@@ -87,18 +87,35 @@ quantity(long v, const char *unit)
  * of the call inherits them.  gVisor applies RLIMIT_NPROC to the tasks
  * of the sandbox's user in the sandbox alone (a fork past it fails with
  * EAGAIN), as Kata's own kernel does; under runc it would count every
- * process of uid 65534 on the node.  Memory is the pod's limit.
+ * process of uid 65534 on the node.  The agent's code gets at most
+ * memory of address space, below the pod's limit (container()), so
+ * that an allocation past it fails in its process rather than the
+ * kernel ending gVisor's whole sandbox.
+ *
+ * Round it, a shell joins its stderr to stdout in the child that
+ * execs it (the pod's log then keeps their order; the shell's own
+ * stderr goes nowhere, or dash would add "Terminated" to the log where
+ * gvisor shows nothing) and, once it has returned, writes its exit
+ * status after KUBE_END_MARK on a line of its own, the end kube/run.c
+ * takes from the log rather than wait for the kubelet to notice; that
+ * status is the container's too.
  */
 static json_t *
 limited(const struct as_config *conf, json_t *argv, int flags)
 {
+	static const char end_line[] = "m=$1; shift; exec 2>/dev/null; "
+	    "/bin/sh -c 'exec 2>&1; exec \"$@\"' sh \"$@\"; s=$?; "
+	    "printf '\\n%s%d\\n' \"$m\" $s; exit $s";
+	const struct runnerd_conf *r = &conf->runnerd;
 	char nproc[32], as[40];
 	json_t *cmd;
 
-	snprintf(nproc, sizeof(nproc), "--nproc=%ld", conf->runnerd.pids);
-	snprintf(as, sizeof(as), "--as=%ld", conf->runnerd.address_space);
-	cmd = json_pack("[s, s, s, s]", KUBE_PRLIMIT, "--nofile=1024", nproc,
-	    "--core=0");
+	snprintf(nproc, sizeof(nproc), "--nproc=%ld", r->pids);
+	snprintf(as, sizeof(as), "--as=%ld", r->address_space < r->memory ?
+	    r->address_space : r->memory);
+	cmd = json_pack("[s, s, s, s, s, s, s, s]", "/bin/sh", "-c", end_line,
+	    "sh", KUBE_END_MARK, KUBE_PRLIMIT, "--nofile=1024", nproc);
+	json_array_append_new(cmd, json_string("--core=0"));
 	if (flags & KUBE_JOB_AGENT_CODE)
 		json_array_append_new(cmd, json_string(as));
 	json_array_append_new(cmd, json_string("--"));
@@ -187,7 +204,8 @@ container(const struct as_config *conf, uint64_t id, json_t *argv,
 	    "runAsUser", SANDBOX_UID, "runAsGroup", SANDBOX_GID,
 	    "capabilities", "drop", "ALL",
 	    "seccompProfile", "type", "RuntimeDefault",
-	    "resources", "limits", "memory", quantity(r->memory, ""),
+	    "resources", "limits", "memory", quantity(r->memory +
+	    KUBE_MEMORY_RUNTIME, ""),
 	    "cpu", quantity(r->cpu_percent * 10, "m"),
 	    "ephemeral-storage", quantity(r->tmp_size + r->work_max, ""));
 	return c;

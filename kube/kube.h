@@ -42,11 +42,12 @@ void	 kube_free(struct kube_api *);
 void	 kube_disconnect(struct kube_api *);
 int	 kube_request(struct kube_api *, const char *, const char *, json_t *,
 	    json_t **, char *, size_t);
-char	*kube_get_text(struct kube_api *, const char *, size_t, size_t *,
-	    char *, size_t);
 struct curl_slist *kube_curl_setup(struct kube_api *, void *, const char *);
 typedef int	(*kube_event_cb)(const char *, json_t *, void *);
 int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
+	    void *, char *, size_t);
+typedef int	(*kube_text_cb)(const char *, size_t, void *);
+int	 kube_stream(struct kube_api *, const char *, int, kube_text_cb,
 	    void *, char *, size_t);
 
 /* kube/job.c: the objects, built from the configuration alone */
@@ -57,6 +58,13 @@ int	 kube_watch(struct kube_api *, const char *, int, kube_event_cb,
 #define KUBE_JOB_AGENT_CODE	0x8	/* the agent's code: address space capped */
 #define KUBE_JOB_PLAN		0x10	/* PLAN_MOUNT: the claim's plan/, read-only */
 #define KUBE_PRLIMIT		"/usr/bin/prlimit"	/* util-linux's, in the image */
+/* The Job's last line: this, its command's exit status, a newline. */
+#define KUBE_END_MARK		"\036agent-sandbox-exit "
+/*
+ * The pod's memory limit is runnerd.memory and this, for gVisor's sentry
+ * and gofer (measured on the real node: README).
+ */
+#define KUBE_MEMORY_RUNTIME	(128L * 1024 * 1024)
 void	 kube_name(uint64_t, char [KUBE_NAME_LEN]);
 int	 kube_egress(const struct as_config *, json_t *, char *, size_t);
 json_t	*kube_job(const struct as_config *, uint64_t, json_t *,

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * One call on the kubernetes backend, in a worker process of its own:
- * the Job, then its credential as a Secret owned by the Job, a watch on
- * the Job until it completes or fails (polling when the watch breaks),
- * the pod's exit code and log, and both objects deleted whatever
- * happened.  The Job is created first so that a Secret never exists
- * without a Job that sweeping would find.
+ * the Job, then its credential as a Secret owned by the Job, its pod's
+ * log followed until the end marker the Job's command writes after it
+ * (kube/job.c), or, where that does not say it all, a watch on the Job
+ * until it completes or fails (polling when the watch breaks) and the
+ * pod's exit code; both objects deleted whatever happened.  The Job is
+ * created first so that a Secret never exists without a Job that
+ * sweeping would find.
  */
 #include <sys/types.h>
 
@@ -25,12 +27,29 @@
 #define POLL_US		200000
 #define DEADLINE_GRACE	30	/* seconds the cluster gets past the Job's */
 #define DELETE_TRIES	3
+#define LOG_READ_TIMEOUT 30	/* seconds, a finished container's log */
+/* The end line: a newline, KUBE_END_MARK, up to 3 digits, a newline. */
+#define END_MAX		(sizeof(KUBE_END_MARK) + 5)
+
+/* The pod's log as read: its head, its last bytes, what the end says. */
+struct podlog {
+	char		*head;		/* the first max + END_MAX bytes */
+	size_t		 headlen, cap;
+	char		 tail[END_MAX];	/* the last bytes */
+	size_t		 taillen;
+	size_t		 total;
+	int		 status;	/* the end marker's, or -1 */
+	size_t		 endlen;	/* the end line's length */
+	int		 whole;		/* read to the stream's end or marker */
+};
 
 struct kcall {
 	const struct as_config	*conf;
 	struct kube_api		*api;
 	char			 name[KUBE_NAME_LEN];
+	char			 pod[256];	/* once its container started */
 	json_t			*job;		/* its last state */
+	struct podlog		 log;
 	int			 watch_error;
 	char			 why[512];
 };
@@ -97,26 +116,32 @@ watch_event(const char *type, json_t *obj, void *arg)
 	return job_outcome(obj, &reason) != NULL;
 }
 
+/* Whole seconds from now until end (ms), at least 1. */
+static int
+left_s(int64_t end)
+{
+	int64_t s = (end - now_ms() + 999) / 1000;
+
+	return s < 1 ? 1 : (int)s;
+}
+
 /*
- * Until the Job has finished: 0, or -1 when cancelled or when the
- * cluster let it run past its deadline.
+ * Until the Job has finished, or end (ms): 0, or -1 when cancelled or
+ * when the cluster let it run past its deadline.
  */
 static int
-wait_job(struct kcall *c, const char *rv)
+wait_job(struct kcall *c, const char *rv, int64_t end)
 {
 	char path[512], why[512];
 	const char *reason;
 	json_t *job;
-	int64_t end;
 	int r;
 
-	end = now_ms() + (c->conf->runnerd.timeout + DEADLINE_GRACE) * 1000;
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs?"
 	    "watch=1&fieldSelector=metadata.name%%3D%s&resourceVersion=%s&"
-	    "timeoutSeconds=%ld", ns(c), c->name, rv,
-	    c->conf->runnerd.timeout + DEADLINE_GRACE);
-	r = kube_watch(c->api, path, c->conf->runnerd.timeout +
-	    DEADLINE_GRACE, watch_event, c, why, sizeof(why));
+	    "timeoutSeconds=%d", ns(c), c->name, rv, left_s(end));
+	r = kube_watch(c->api, path, left_s(end), watch_event, c, why,
+	    sizeof(why));
 	if (r == 1 && !c->watch_error)
 		return 0;
 	if (kube_cancelled)
@@ -139,6 +164,124 @@ wait_job(struct kcall *c, const char *rv)
 		usleep(POLL_US);
 	}
 	return -1;
+}
+
+/* The pod's name once its container has started (or already ended). */
+static int
+pod_event(const char *type, json_t *obj, void *arg)
+{
+	struct kcall *c = arg;
+	json_t *state;
+	const char *name;
+
+	if (type != NULL && strcmp(type, "ERROR") == 0)
+		return 1;
+	if (type == NULL || (strcmp(type, "ADDED") != 0 &&
+	    strcmp(type, "MODIFIED") != 0))
+		return 0;
+	state = json_object_get(json_array_get(json_object_get(
+	    json_object_get(obj, "status"), "containerStatuses"), 0),
+	    "state");
+	name = json_string_value(json_object_get(json_object_get(obj,
+	    "metadata"), "name"));
+	if ((json_object_get(state, "running") == NULL &&
+	    json_object_get(state, "terminated") == NULL) || name == NULL ||
+	    strlen(name) >= sizeof(c->pod))
+		return 0;
+	strlcpy(c->pod, name, sizeof(c->pod));
+	return 1;
+}
+
+/* Until the Job's pod has started, or end (ms): 0 when it has, else -1. */
+static int
+wait_pod(struct kcall *c, const char *rv, int64_t end)
+{
+	char path[512], why[512];
+
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods?watch=1&"
+	    "labelSelector=job-name%%3D%s&resourceVersion=%s&"
+	    "timeoutSeconds=%d", ns(c), c->name, rv, left_s(end));
+	if (kube_watch(c->api, path, left_s(end), pod_event, c, why,
+	    sizeof(why)) == -1 && !kube_cancelled)
+		log_warnx("%s: pod watch: %s", c->name, why);
+	return c->pod[0] != '\0' ? 0 : -1;
+}
+
+/*
+ * The end marker's status at the end of the bytes (b, len), setting
+ * its line's length; -1 when they do not end with one.
+ */
+static int
+end_status(const char *b, size_t len, size_t *endlen)
+{
+	static const char mark[] = "\n" KUBE_END_MARK;
+	size_t i = len, digits;
+	int v = 0, scale = 1;
+
+	if (i == 0 || b[--i] != '\n')
+		return -1;
+	for (digits = 0; i > 0 && digits < 4 && b[i - 1] >= '0' &&
+	    b[i - 1] <= '9'; digits++, i--) {
+		v += (b[i - 1] - '0') * scale;
+		scale *= 10;
+	}
+	if (digits == 0 || digits > 3 || v > 255 || i < sizeof(mark) - 1 ||
+	    memcmp(b + i - (sizeof(mark) - 1), mark, sizeof(mark) - 1) != 0)
+		return -1;
+	*endlen = len - i + sizeof(mark) - 1;
+	return v;
+}
+
+/* A piece of the log: its head and tail kept; 1 once the marker ends it. */
+static int
+log_piece(const char *data, size_t n, void *arg)
+{
+	struct podlog *l = arg;
+	size_t take, keep;
+
+	take = n < l->cap - l->headlen ? n : l->cap - l->headlen;
+	memcpy(l->head + l->headlen, data, take);
+	l->headlen += take;
+	l->total += n;
+	if (n >= END_MAX) {
+		memcpy(l->tail, data + n - END_MAX, END_MAX);
+		l->taillen = END_MAX;
+	} else {
+		keep = l->taillen + n > END_MAX ? END_MAX - n : l->taillen;
+		memmove(l->tail, l->tail + l->taillen - keep, keep);
+		memcpy(l->tail + keep, data, n);
+		l->taillen = keep + n;
+	}
+	l->status = end_status(l->tail, l->taillen, &l->endlen);
+	return l->status != -1;
+}
+
+/*
+ * The pod's log into c->log, from its start: followed (until the end
+ * marker, the container's end or end, ms) or as it is.
+ */
+static void
+log_read(struct kcall *c, int follow, int64_t end)
+{
+	struct podlog *l = &c->log;
+	char path[512], why[512];
+	int r;
+
+	l->headlen = l->taillen = l->total = 0;
+	l->status = -1;
+	l->whole = 0;
+	if (l->head == NULL && (l->head = malloc(l->cap)) == NULL) {
+		log_warnx("%s: log: out of memory", c->name);
+		return;
+	}
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/log?"
+	    "container=%s%s", ns(c), c->pod, KUBE_CONTAINER, follow ?
+	    "&follow=true" : "");
+	r = kube_stream(c->api, path, follow ? left_s(end) : LOG_READ_TIMEOUT,
+	    log_piece, l, why, sizeof(why));
+	if (r == -1 && !kube_cancelled)
+		log_warnx("%s: log: %s", c->name, why);
+	l->whole = r != -1;
 }
 
 /* The newest pod of the Job, or NULL. */
@@ -164,21 +307,41 @@ job_pod(struct kcall *c)
 	return pod;
 }
 
-/* Exit code, output and status of the finished Job into r. */
+/* The log's output (the end line cut off) into r. */
+static void
+log_output(struct kcall *c, json_t *r)
+{
+	struct podlog *l = &c->log;
+	size_t max = c->conf->runnerd.output_max, len;
+
+	len = l->total - (l->status != -1 ? l->endlen : 0);
+	/* A pod's log is both streams, in the order written. */
+	(void)output_set(r, "stdout", l->head, len > max ? max : len);
+	json_object_set_new(r, "stdout_truncated", json_boolean(len > max));
+	json_object_set_new(r, "stderr_in_stdout", json_true());
+}
+
+/*
+ * Exit code and status of the finished Job into r, as the kubelet
+ * reports them: the authority on OOM kills and the deadline.
+ */
 static void
 run_collect(struct kcall *c, json_t *r)
 {
 	const char *outcome, *reason = NULL, *term_reason, *pod_name;
 	json_t *pod, *term;
-	char path[512], why[512], *log;
-	size_t len = 0, max = c->conf->runnerd.output_max;
+	char text[512];
 
 	outcome = job_outcome(c->job, &reason);
 	if (outcome != NULL && strcmp(outcome, "Failed") == 0 &&
 	    reason != NULL && strcmp(reason, "DeadlineExceeded") == 0)
 		json_object_set_new(r, "status", json_string("deadline"));
-	if ((pod = job_pod(c)) == NULL)
+	if ((pod = job_pod(c)) == NULL) {
+		/* Gone with the deadline: what its log showed till then. */
+		if (c->log.whole)
+			log_output(c, r);
 		return;
+	}
 	term = json_array_get(json_object_get(json_object_get(pod, "status"),
 	    "containerStatuses"), 0);
 	term = json_object_get(json_object_get(term, "state"), "terminated");
@@ -186,25 +349,57 @@ run_collect(struct kcall *c, json_t *r)
 		json_object_set(r, "exit_code", json_object_get(term,
 		    "exitCode"));
 	term_reason = json_string_value(json_object_get(term, "reason"));
-	if (term_reason != NULL && strcmp(term_reason, "OOMKilled") == 0)
-		json_object_set_new(r, "status", json_string("memory_limit"));
 	pod_name = json_string_value(json_object_get(json_object_get(pod,
 	    "metadata"), "name"));
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/log?"
-	    "container=%s&limitBytes=%zu", ns(c), pod_name ? pod_name : "",
-	    KUBE_CONTAINER, max + 1);
-	if ((log = kube_get_text(c->api, path, max + 1, &len, why,
-	    sizeof(why))) == NULL)
-		log_warnx("%s: log: %s", c->name, why);
-	else {
-		/* A pod's log is both streams, in the order written. */
-		(void)output_set(r, "stdout", log, len > max ? max : len);
-		json_object_set_new(r, "stdout_truncated", json_boolean(len >
-		    max));
-		json_object_set_new(r, "stderr_in_stdout", json_true());
-		free(log);
+	if (!c->log.whole && pod_name != NULL &&
+	    strlcpy(c->pod, pod_name, sizeof(c->pod)) < sizeof(c->pod))
+		log_read(c, 0, 0);
+	if (c->log.whole)
+		log_output(c, r);
+	if (term_reason != NULL && strcmp(term_reason, "OOMKilled") == 0)
+		json_object_set_new(r, "status", json_string("memory_limit"));
+	else if (term != NULL && c->log.whole && c->log.status == -1 &&
+	    strcmp(json_string_value(json_object_get(r, "status")),
+	    "exited") == 0) {
+		/*
+		 * The container ended with no end line: its command did not
+		 * return, something ended the sandbox round it.  gVisor's
+		 * whole sandbox is what the kernel kills past the pod's
+		 * memory limit, which the runc shim reports as this, not as
+		 * OOMKilled; nothing here says it was that.
+		 */
+		snprintf(text, sizeof(text), "the sandbox ended before its "
+		    "command did (exit code %lld, reason %s), with nothing "
+		    "saying why; past the pod's memory limit the kernel ends "
+		    "gVisor's whole sandbox so", (long long)json_integer_value(
+		    json_object_get(term, "exitCode")), term_reason != NULL ?
+		    term_reason : "none");
+		json_object_set_new(r, "status", json_string("failed"));
+		json_object_set_new(r, "error", json_string(text));
 	}
 	json_decref(pod);
+}
+
+/*
+ * Until the call's end (ms): the end marker on the pod's log, or the
+ * Job's end where the marker does not say it all: when there is none
+ * (the sandbox ended round the command, or the log broke), when a
+ * signal ended the command (the OOM killer or the deadline, which the
+ * kubelet tells), and on the claim, whose directory the keeper empties
+ * only once the pod can no longer write to it.  1 when the marker
+ * said it, 0 when the Job ended, -1 when cancelled or past the deadline.
+ */
+static int
+run_wait(struct kcall *c, const char *rv, int64_t end, int claim)
+{
+	if (wait_pod(c, rv, end) == 0) {
+		log_read(c, 1, end);
+		if (c->log.status != -1 && c->log.status < 128 && !claim)
+			return 1;
+	}
+	if (kube_cancelled)
+		return -1;
+	return wait_job(c, rv, end);
 }
 
 /* DELETE, retried on transport errors; a 404 is as good as done. */
@@ -264,7 +459,8 @@ json_t *
 kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
     json_t *req, int credfd, int claim)
 {
-	struct kcall c = { .conf = conf, .api = api };
+	struct kcall c = { .conf = conf, .api = api, .log = { .cap =
+	    conf->runnerd.output_max + END_MAX, .status = -1 } };
 	char path[512], why[512] = "out of memory", *cred = NULL;
 	const char *uid, *rv;
 	json_t *obj, *reply, *r;
@@ -345,11 +541,20 @@ kube_run(const struct as_config *conf, struct kube_api *api, uint64_t id,
 	r = json_pack("{s:s, s:i, s:n, s:s, s:s, s:b, s:b, s:{}}", "status",
 	    "exited", "exit_code", -1, "signal", "stdout", "", "stderr", "",
 	    "stdout_truncated", 0, "stderr_truncated", 0, "files");
-	if (wait_job(&c, rv) == -1)
+	switch (run_wait(&c, rv, t0 + (conf->runnerd.timeout +
+	    DEADLINE_GRACE) * 1000, claim)) {
+	case 1:
+		json_object_set_new(r, "exit_code", json_integer(
+		    c.log.status));
+		log_output(&c, r);
+		break;
+	case 0:
+		run_collect(&c, r);
+		break;
+	default:
 		json_object_set_new(r, "status", json_string(kube_cancelled ?
 		    "killed" : "deadline"));
-	else
-		run_collect(&c, r);
+	}
 	if (cleanup(conf, api, c.name) == -1)
 		log_warnx("%s: left in the cluster; the next start sweeps it",
 		    c.name);
@@ -358,6 +563,7 @@ out:
 		freezero(cred, CRED_MAX);
 	json_decref(reply);
 	json_decref(c.job);
+	free(c.log.head);
 	json_object_set_new(r, "duration_ms", json_integer(now_ms() - t0));
 	return r;
 }

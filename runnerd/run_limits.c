@@ -12,9 +12,12 @@
 
 #include "runnerd.h"
 
-/* strerror(ENOMEM), Python's exception, and dash's and bash's words. */
+/*
+ * strerror(ENOMEM), Python's exception, and dash's and bash's words;
+ * coreutils' (gnulib's xalloc_die: dd, sort).
+ */
 static const char *const memory_signs[] = {
-	"MemoryError", "Cannot allocate memory", NULL
+	"MemoryError", "Cannot allocate memory", "memory exhausted", NULL
 };
 /* strerror(EAGAIN), as fork's failure prints it; dash's and Python's. */
 static const char *const pids_signs[] = {

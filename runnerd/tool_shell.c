@@ -51,7 +51,9 @@ shell_result(struct call *k, json_t *r)
 	    json_is_true(json_object_get(sc, "memory_limit")))
 		json_object_set_new(sc, "status", json_string("memory_limit"));
 	else if (is_error && status != NULL && strcmp(status, "exited") != 0)
-		note = status_text(status);
+		note = json_string_value(json_object_get(r, "error")) != NULL ?
+		    json_string_value(json_object_get(r, "error")) :
+		    status_text(status);
 	text = run_text(json_object_get(r, "stdout"),
 	    json_object_get(r, "stderr"), note);
 	return text_result_json(is_error, text != NULL ? text :

@@ -117,8 +117,12 @@ STATE/fault, read on every request, one line: MODE [ARG] [path=REGEX]
                   pod's 403); the Job's pods are still made
   slow SECONDS    the answer is delayed
   watch-close N   a watch is cut (no final chunk) after N events (def. 1)
-STATE/oom-killed, while it exists, makes a container that ends with
-status 137 end as the OOM killer's: terminated.reason OOMKilled.
+STATE/oom-killed, while it exists, makes a container whose process
+group was killed by SIGKILL end as gVisor's sandbox did when the kernel
+killed it on the real node: exitCode 255, reason Error; holding the
+word OOMKilled, as the kubelet reports an OOM kill the runtime saw:
+exitCode 137, reason OOMKilled.  pods/log with follow=true streams the
+log as it is written, until the container has ended.
 STATE/pod-groups/PGID exists while a pod's process group runs (the
 double kills them on SIGTERM; after a SIGKILL, k8s.subr does).
 STATE/requests.jsonl gets one line per request: method, path, query, user,
@@ -306,6 +310,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 urllib.parse.urlsplit(self.path).query))
         if verb == "watch":
             return self.watch(route, query, fault)
+        if route.sub == "log" and query.get("follow") == "true":
+            return self.follow_log(route, query)
         if verb == "patch":
             body = self.patch_body()
             if isinstance(body, tuple):
@@ -320,6 +326,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(code, answer, warning)
 
     # -- watch --
+
+    def start_chunks(self, ctype):
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.code = 200
 
     def chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -359,11 +372,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             else:
                 pending = since(int(rv))
             last = store.rv
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        self.code = 200
+        self.start_chunks("application/json")
         sent = 0
         while True:
             if pending[-1:] and pending[-1][0] == "ERROR":
@@ -384,6 +393,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 store.changed.wait(min(1.0, max(0.0, end - time.time())))
                 pending = since(last)
                 last = store.rv
+        self.chunk(b"")
+
+    def follow_log(self, route, query):
+        """pods/log with follow=true: the log as the container writes
+        it, the stream ended once the container has (the kubelet checks
+        the runtime's state when the log file stays quiet)."""
+        api, store = self.server.api, self.server.store
+        key = (route.ns, route.name)
+        with store.lock:
+            pod = store.peek("pods", route.ns, route.name)
+            if pod is None:
+                raise not_found("pods", route.name)
+            api.pod_log(pod, {k: v for k, v in query.items()
+                              if k == "container"})
+        self.start_chunks("text/plain")
+        sent = 0
+        while True:
+            with store.lock:
+                logs = api.controller.logs.get(key, b"")
+                pod = store.peek("pods", route.ns, route.name)
+                ended = pod is None or any(
+                    "terminated" in cs.get("state", {}) for cs in
+                    pod["status"].get("containerStatuses", []))
+                if len(logs) <= sent and not ended:
+                    store.changed.wait(1.0)
+                    continue
+            if len(logs) > sent:
+                self.chunk(logs[sent:])
+                sent = len(logs)
+            elif ended:
+                break
         self.chunk(b"")
 
     def do_GET(self):

@@ -547,7 +547,18 @@ class Controller:
             proc.stdin.close()
         except BrokenPipeError:
             pass
-        out = proc.stdout.read(LOG_CAP)
+        # The log as it comes, for pods/log with follow=true.
+        kept = 0
+        while True:
+            piece = proc.stdout.read1(1 << 16)
+            if not piece:
+                break
+            piece = piece[:max(0, LOG_CAP - kept)]
+            kept += len(piece)
+            with self.store.lock:
+                if self.procs.get(key) is proc:
+                    self.logs[key] = self.logs.get(key, b"") + piece
+                    self.store.changed.notify_all()
         proc.stdout.close()
         code = proc.wait()
         try:
@@ -556,20 +567,33 @@ class Controller:
             pass
         with self.store.lock:
             if self.procs.get(key) is proc:
-                self.finish(key, code, out)
+                self.finish(key, code, self.logs.get(key, b""))
 
-    def reason(self, code):
-        """A terminated container's reason (ContainerStateTerminated,
-        https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodStatus):
-        with STATE/oom-killed, a status of 137 (128 + SIGKILL) stands for
-        the kernel's OOM killer, which the kubelet reports as OOMKilled
+    def terminated(self, code):
+        """A terminated container's exitCode and reason
+        (ContainerStateTerminated,
+        https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodStatus)
+        for the runner's status (negative: the signal that killed it).
+        With STATE/oom-killed, a process group killed by SIGKILL stands
+        for the kernel's OOM killer ending the sandbox whole.  The real
+        node (runsc through the runc shim, 2026-12-07) reported that as
+        exitCode 255, reason Error, with nothing of the sandbox's end on
+        the log; a file holding OOMKilled gives what the kubelet reports
+        where the runtime tells it of the OOM kill
         (https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/#exceed-a-container-s-memory-limit)."""
         if code == 0:
-            return "Completed"
-        if code == 137 and os.path.exists(os.path.join(self.state,
-                                                       "oom-killed")):
-            return "OOMKilled"
-        return "Error"
+            return 0, "Completed"
+        if code == -signal.SIGKILL:
+            try:
+                with open(os.path.join(self.state, "oom-killed")) as f:
+                    oom = f.read().strip()
+            except FileNotFoundError:
+                oom = None
+            if oom == "OOMKilled":
+                return 137, oom
+            if oom is not None:
+                return 255, "Error"
+        return (code if code >= 0 else 137), "Error"
 
     def finish(self, key, code, logs):
         pod = self.store.peek("pods", key[0], key[1])
@@ -580,9 +604,9 @@ class Controller:
         phase = "Succeeded" if code == 0 else "Failed"
         pod["status"]["phase"] = phase
         for cs in pod["status"]["containerStatuses"]:
+            exit_code, reason = self.terminated(code)
             cs.update({"ready": False, "started": False, "state": {
-                "terminated": {"exitCode": code if code >= 0 else 137,
-                               "reason": self.reason(code),
+                "terminated": {"exitCode": exit_code, "reason": reason,
                                "finishedAt": t}}})
         for c in pod["status"].get("conditions", []):
             if c["type"] in ("Ready", "ContainersReady"):
@@ -642,8 +666,11 @@ class Controller:
             self.delete_job(job, "Background")
 
     def kill(self, ns, name):
+        """The pod's process group, while it runs: its first process may
+        have ended and left others writing to the log."""
         proc = self.procs.pop((ns, name), None)
-        if proc is not None and proc.poll() is None:
+        if proc is not None and os.path.exists(os.path.join(
+                self.groups, str(proc.pid))):
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:

@@ -37,6 +37,44 @@ run_cleanup()
 	kb_stop
 }
 
+# stdout (as JSON), exit code and status of the call in r.json
+end_outcome()
+{
+	python3 -c '
+import json; s = json.load(open("r.json"))["structuredContent"]
+print("%s|%d|%s" % (json.dumps(s["stdout"]), s["exit_code"], s["status"]))'
+}
+
+atf_test_case end cleanup
+end_head()
+{
+	atf_set "descr" "a call ends at the end line its Job writes on the pod log, not at the Job end; the line is cut off exactly; a signal waits for the kubelet"
+	atf_set "timeout" "120"
+}
+end_body()
+{
+	kb_cluster
+	KB_RUNNERD_EXTRA="  timeout: 20s" kb_runnerd
+	kb_call 'printf abc; exit 4' > r.json
+	atf_check_equal '"abc"|4|exited' "$(end_outcome)"
+	# A process left behind keeps the double s container and its log
+	# open until the deadline: the call still ends with its command,
+	# from the log followed, not with the Job.
+	kb_call 'echo out; sleep 1000 &' > r.json
+	atf_check_equal '"out\n"|0|exited' "$(end_outcome)"
+	atf_check -o match:'follow=true' grep '/log"' state/requests.jsonl
+	# Killed by a signal (the OOM killer or the deadline, elsewhere):
+	# the kubelet says how the container ended.
+	kb_call 'kill -TERM $$' > r.json
+	atf_check_equal '""|143|exited' "$(end_outcome)"
+	kb_left > left
+	atf_check -o empty cat left
+}
+end_cleanup()
+{
+	kb_stop
+}
+
 atf_test_case sequential cleanup
 sequential_head()
 {
@@ -252,25 +290,42 @@ client_certificate_cleanup()
 atf_test_case limits cleanup
 limits_head()
 {
-	atf_set "descr" "the gvisor backend limits inside the pod; OOMKilled and a failed fork reported as memory_limit and pids_limit"
+	atf_set "descr" "the gvisor backend limits inside the pod; an allocation past memory, OOMKilled and a failed fork reported as memory_limit and pids_limit; a sandbox killed whole as an error"
 	atf_set "timeout" "120"
 }
 limits_body()
 {
 	kb_cluster
 	kb_runnerd
-	# run_shell runs the agent's code: its address space is capped too.
+	# run_shell runs the agent's code: its address space is capped too,
+	# at memory (512M), below the pod's limit.
 	kb_call 'grep -E "^Max (processes|open files|core file size|address space)" /proc/self/limits' \
 	    > r.json
-	atf_check -o inline:'core file size 0 0\nprocesses 64 64\nopen files 1024 1024\naddress space 2147483648 2147483648\n' \
+	atf_check -o inline:'core file size 0 0\nprocesses 64 64\nopen files 1024 1024\naddress space 536870912 536870912\n' \
 	    python3 -c '
 import json; s = json.load(open("r.json"))["structuredContent"]
 for line in s["stdout"].splitlines():
     w = line.split()     # Max NAME... SOFT HARD UNIT
     print(" ".join(w[1:-3]), w[-3], w[-2])'
-	# The kubelet reports an OOM kill as terminated.reason OOMKilled.
+	# One allocation past it fails in its process, in coreutils words.
+	kb_call 'dd if=/dev/zero of=/dev/null bs=576M count=1' > r.json
+	atf_check -o inline:'memory_limit|True|False|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],
+      r["isError"]))'
+	# The kernel ending gVisor s sandbox whole on the real node: exit
+	# code 255, reason Error, no end line; nothing says it was memory.
 	touch state/oom-killed
-	kb_call 'exit 137' > r.json
+	kb_call 'echo before; kill -9 0' > r.json
+	atf_check -o inline:'failed|255|False|True\n' python3 -c '
+import json; r = json.load(open("r.json")); s = r["structuredContent"]
+print("%s|%s|%s|%s" % (s["status"], s["exit_code"], s["memory_limit"],
+      r["isError"]))'
+	atf_check -o match:'the sandbox ended before its command did \(exit code 255, reason Error\)' \
+	    cat r.json
+	# Where the runtime tells the kubelet, OOMKilled is memory_limit.
+	echo OOMKilled > state/oom-killed
+	kb_call 'kill -9 0' > r.json
 	atf_check -o inline:'memory_limit|True|False|True\n' python3 -c '
 import json; r = json.load(open("r.json")); s = r["structuredContent"]
 print("%s|%s|%s|%s" % (s["status"], s["memory_limit"], s["pids_limit"],
@@ -295,6 +350,7 @@ atf_init_test_cases()
 {
 	atf_add_test_case client_certificate
 	atf_add_test_case run
+	atf_add_test_case end
 	atf_add_test_case limits
 	atf_add_test_case sequential
 	atf_add_test_case credential

@@ -123,14 +123,21 @@ ATF_TC_BODY(controls, tc)
 	expect_str(job, POD "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
 	expect_str(job, CTR "image", "runner:test");
-	/* The gvisor backend's per-process limits, then the command. */
-	expect_str(job, CTR "command.0", "/usr/bin/prlimit");
-	expect_str(job, CTR "command.1", "--nofile=1024");
-	expect_str(job, CTR "command.2", "--nproc=64");
-	expect_str(job, CTR "command.3", "--core=0");
-	expect_str(job, CTR "command.4", "--");
-	expect_str(job, CTR "command.7", "echo hi");
-	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 8);
+	/*
+	 * A shell that writes the end line after the command, under the
+	 * gvisor backend's per-process limits.
+	 */
+	expect_str(job, CTR "command.0", "/bin/sh");
+	expect_str(job, CTR "command.1", "-c");
+	expect_str(job, CTR "command.3", "sh");
+	expect_str(job, CTR "command.4", KUBE_END_MARK);
+	expect_str(job, CTR "command.5", "/usr/bin/prlimit");
+	expect_str(job, CTR "command.6", "--nofile=1024");
+	expect_str(job, CTR "command.7", "--nproc=64");
+	expect_str(job, CTR "command.8", "--core=0");
+	expect_str(job, CTR "command.9", "--");
+	expect_str(job, CTR "command.12", "echo hi");
+	ATF_CHECK_EQ(json_array_size(at(job, CTR "command")), 13);
 	expect_bool(job, CTR "securityContext.allowPrivilegeEscalation", 0);
 	expect_bool(job, CTR "securityContext.readOnlyRootFilesystem", 1);
 	expect_bool(job, CTR "securityContext.runAsNonRoot", 1);
@@ -141,7 +148,8 @@ ATF_TC_BODY(controls, tc)
 	ATF_CHECK(at(job, CTR "securityContext.capabilities.add") == NULL);
 	expect_str(job, CTR "securityContext.seccompProfile.type",
 	    "RuntimeDefault");
-	expect_str(job, CTR "resources.limits.memory", "268435456");
+	/* memory and gVisor's own 128 MiB. */
+	expect_str(job, CTR "resources.limits.memory", "402653184");
 	expect_str(job, CTR "resources.limits.cpu", "500m");
 	/* The credential read-only at /run/secrets, /tmp and /work scratch. */
 	expect_str(job, CTR "volumeMounts.2.mountPath", "/run/secrets");
@@ -179,9 +187,10 @@ ATF_TC_BODY(agent_code, tc)
 	setup();
 	argv = json_pack("[s]", "/bin/true");
 	job = kube_job(&conf, REQ_ID, argv, NULL, KUBE_JOB_AGENT_CODE);
-	expect_str(job, CTR "command.4", "--as=2147483648");
-	expect_str(job, CTR "command.5", "--");
-	expect_str(job, CTR "command.6", "/bin/true");
+	/* Below the pod's limit: memory (256M), not address_space (2G). */
+	expect_str(job, CTR "command.9", "--as=268435456");
+	expect_str(job, CTR "command.10", "--");
+	expect_str(job, CTR "command.11", "/bin/true");
 	json_decref(job);
 	json_decref(argv);
 }
