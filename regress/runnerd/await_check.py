@@ -62,12 +62,14 @@ def awaiting(c, command):
     return aid, reqid
 
 
-def frames(c, timeout):
-    """Every frame until timeout passes without one."""
+def frames(c, timeout, until=None):
+    """Every frame until timeout passes without one, or until until(got)
+    holds: a test that knows what it waits for need not wait out the
+    silence."""
     c.conn.sock.settimeout(timeout)
     got = []
     try:
-        while True:
+        while until is None or not until(got):
             f = c.conn.recv()
             if f is None:
                 break
@@ -78,6 +80,12 @@ def frames(c, timeout):
     return got
 
 
+def result_of(reqid):
+    """For frames' until: a TOOL_RESULT for reqid has come."""
+    return lambda got: any(f[0] == MSG_TOOL_RESULT and f[1] == reqid
+                           for f in got)
+
+
 def started(reqid):
     rid = "req-%016x" % reqid
     with open(audit) as f:
@@ -85,10 +93,11 @@ def started(reqid):
 
 
 def cancel(c, reqid, wait=8):
-    """The cancel's answer and, after it, the call's result, if any."""
+    """The cancel's answer and, after it, the call's result, if any: the
+    frames until the result, or until wait seconds pass without one."""
     c.conn.send(MSG_TOOL_CANCEL, {"answer": True}, reqid)
     answer = result = None
-    for mtype, rid, data, _ in frames(c, wait):
+    for mtype, rid, data, _ in frames(c, wait, result_of(reqid)):
         if rid != reqid:
             continue
         if mtype == MSG_TOOL_CANCELLED and answer is None:
@@ -155,7 +164,7 @@ def restarted(c):
     time.sleep(0.5)
     restart_approvald()
     approvalctl("approve", aid)
-    got = [f for f in frames(c, 8) if f[1] == reqid]
+    got = [f for f in frames(c, 8, result_of(reqid)) if f[1] == reqid]
     if not got or got[0][0] != MSG_TOOL_RESULT or \
             "after the restart" not in json.loads(got[0][2])[
                 "content"][0]["text"]:
@@ -190,7 +199,9 @@ def adopted(c):
     reqid = adopt(other, aid, command, key)
     time.sleep(0.5)
     approvalctl("approve", aid)
-    got = [f for f in frames(other, 8) if f[1] == reqid]
+    # Its result, then a second of nothing more.
+    got = [f for f in frames(other, 8, result_of(reqid)) + frames(other, 1)
+           if f[1] == reqid]
     if len(got) != 1 or got[0][0] != MSG_TOOL_RESULT or \
             not json.loads(got[0][2])["isError"] or started(reqid):
         fail("another client's approval, adopted: %r" % got)
