@@ -43,7 +43,7 @@ rd_case output "the output cap ends the sandbox on either stream"
 rd_case bigresult "a result too large without its output copies: a short error"
 rd_case bigoutput "output six times its size as JSON is cut to fit, not lost"
 rd_case nuloutput "NUL and non-UTF-8 output returned whole: text and base64"
-rd_case leftovers "nothing left behind after 200 calls" 300
+rd_case leftovers "nothing left behind after 200 calls" 600
 rd_case helper_exec "the launcher is runnerd executed again: its own descriptors and memory layout"
 
 atf_init_test_cases()
