@@ -4,7 +4,8 @@
 call waiting on its approval (TOOL_AWAIT), is answered with what it did,
 and the call's end agrees with the answer.
 
-  await_check.py SOCK AUDITLOG BINDIR CONF   exits 0 when all held
+  await_check.py SOCK BINDIR CONF   exits 0 when all held (in the
+                                    directory of runnerd.log)
 
   withdrawn   cancelled while pending: "withdrawn", the approval is
               denied, nothing runs, no result follows
@@ -32,7 +33,7 @@ from asframe import (MSG_ERROR, MSG_TOOL_AWAIT,  # noqa: E402
                      MSG_TOOL_CANCEL, MSG_TOOL_CANCELLED, MSG_TOOL_RESULT,
                      type_name)
 
-sock, audit, bindir, conf = sys.argv[1:5]
+sock, bindir, conf = sys.argv[1:4]
 ctl = [os.path.join(bindir, "approvalctl"), "-f", conf]
 
 
@@ -87,9 +88,11 @@ def result_of(reqid):
 
 
 def started(reqid):
-    rid = "req-%016x" % reqid
-    with open(audit) as f:
-        return any('"sandbox.started"' in l and rid in l for l in f)
+    """The launcher has the call's sandbox (runnerd.log, -v).  Not the
+    audit log's sandbox.started: runnerd records that before the call
+    runs, and a cancel between the two stops it before it ran."""
+    with open("runnerd.log") as f:
+        return any(" runs %016x" % reqid in l for l in f)
 
 
 def cancel(c, reqid, wait=8):
