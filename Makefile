@@ -169,8 +169,9 @@ fuzz:
 KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
 	    -v test_suites.agent-sandbox.srcdir=$(abspath .)
 
+# regress/kyua.conf: how many test cases run at once.
 test: all
-	cd $(BUILD)/regress && kyua $(KYUA_VARS) test; \
+	cd $(BUILD)/regress && kyua --config=kyua.conf $(KYUA_VARS) test; \
 	    r=$$?; [ $$r -eq 0 ] || kyua report --verbose \
 	    --results-filter broken,failed; exit $$r
 

@@ -161,6 +161,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "queue_max", NUM(YF_INT, struct runnerd_conf, queue_max, 0, 65536) },
 	{ "queue_wait", NUM(YF_SECONDS, struct runnerd_conf, queue_wait, 1, 86400) },
 	{ "peer_timeout", NUM(YF_SECONDS, struct runnerd_conf, peer_timeout, 1, 3600) },
+	{ "egress_idle", NUM(YF_SECONDS, struct runnerd_conf, egress_idle, 1, 3600) },
 	{ "audit_spool_after", NUM(YF_MILLIS, struct runnerd_conf, audit_spool_after, 0, 3600 * 1000) },
 	{ "audit_spool_max", NUM(YF_BYTES, struct runnerd_conf, audit_spool_max, 64 * KB, 64 * GB) },
 	{ "plan_retention", NUM(YF_SECONDS, struct runnerd_conf, plan_retention, 60, 365 * 86400) },
@@ -520,6 +521,7 @@ config_defaults(struct as_config *c)
 	c->runnerd.queue_max = 64;
 	c->runnerd.queue_wait = 30;
 	c->runnerd.peer_timeout = 60;
+	c->runnerd.egress_idle = 60;
 	c->runnerd.audit_spool_after = 500;
 	c->runnerd.audit_spool_max = 64 * MB;
 	strlcpy(c->runnerd.session_agent,
@@ -779,7 +781,8 @@ config_print(const struct as_config *c)
 	    "  output_max: %ld\n"
 	    "  max_calls: %ld\n  inflight_per_user: %ld\n"
 	    "  queue_max: %ld\n  queue_wait: %ld\n"
-	    "  peer_timeout: %ld\n  audit_spool_after: %ld\n"
+	    "  peer_timeout: %ld\n  egress_idle: %ld\n"
+	    "  audit_spool_after: %ld\n"
 	    "  audit_spool_max: %ld\n  plan_retention: %ld\n",
 	    c->runnerd.rootfs,
 	    c->runnerd.timeout, c->runnerd.memory, c->runnerd.address_space,
@@ -787,7 +790,8 @@ config_print(const struct as_config *c)
 	    c->runnerd.cpu_percent, c->runnerd.tmp_size,
 	    c->runnerd.work_max, c->runnerd.output_max, c->runnerd.max_calls,
 	    c->runnerd.inflight_per_user, c->runnerd.queue_max, c->runnerd.queue_wait,
-	    c->runnerd.peer_timeout, c->runnerd.audit_spool_after,
+	    c->runnerd.peer_timeout, c->runnerd.egress_idle,
+	    c->runnerd.audit_spool_after,
 	    c->runnerd.audit_spool_max, c->runnerd.plan_retention);
 	printf("  tasks_per_client: %ld\n  task_retention: %ld\n",
 	    c->runnerd.tasks_per_client, c->runnerd.task_retention);

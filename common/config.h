@@ -54,6 +54,7 @@ struct runnerd_conf {
 	long		queue_wait;	/* seconds a call may wait */
 	long		peer_timeout;	/* seconds for approvald's, brokerd's,
 					   auditd's answer */
+	long		egress_idle;	/* seconds an egress relay may idle */
 	long		audit_spool_after;	/* ms before an unacknowledged
 						   event is spooled; 0: never */
 	long		audit_spool_max;	/* bytes of runnerd's spool */

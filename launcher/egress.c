@@ -42,16 +42,18 @@
 #define REQUEST_MAX	4096
 #define REQUEST_MS	10000
 #define RELAY_BUF	16384
-#define RELAY_IDLE_MS	60000		/* no byte either way */
 #define RELAY_TOTAL_MS	3600000		/* however busy */
 
 /* Connections served at once: the sandbox's pids limit. */
 static long	 relays_max = 1;
+/* A relay with no byte either way for this long ends: egress_idle. */
+static int	 relay_idle_ms = 60000;
 
 void
 egress_init(const struct as_config *conf)
 {
 	relays_max = conf->runnerd.pids;
+	relay_idle_ms = conf->runnerd.egress_idle * 1000;
 }
 
 static int
@@ -129,8 +131,8 @@ relay(int a, int b)
 			return;
 		for (i = 0; i < 2; i++)
 			pfd[i].events = open[i] ? POLLIN : 0;
-		if ((n = poll(pfd, 2, ms < RELAY_IDLE_MS ? ms :
-		    RELAY_IDLE_MS)) == 0)
+		if ((n = poll(pfd, 2, ms < relay_idle_ms ? ms :
+		    relay_idle_ms)) == 0)
 			return;
 		if (n == -1) {
 			if (errno == EINTR)

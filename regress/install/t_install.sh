@@ -17,12 +17,16 @@ AGENT_OPERATOR=_astest_agop	# an agent's user who is also an operator
 STRANGER=_astest_none
 DAEMONS="auditd approvald brokerd runnerd"
 
+# The tests run side by side: a useradd that loses the race to another
+# test's (the user is there, or /etc/passwd is locked) tries again.
 user_ensure()
 {
-	getent passwd "$1" >/dev/null ||
-	    useradd --system --no-create-home --home-dir /nonexistent \
-	    --shell /usr/sbin/nologin ${2:+-G "$2"} "$1" ||
-	    atf_fail "cannot create user $1"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		getent passwd "$1" >/dev/null && return 0
+		useradd --system --no-create-home --home-dir /nonexistent \
+		    --shell /usr/sbin/nologin ${2:+-G "$2"} "$1" || sleep 0.5
+	done
+	getent passwd "$1" >/dev/null || atf_fail "cannot create user $1"
 }
 
 # make install into $B (a fresh directory every reader may traverse),

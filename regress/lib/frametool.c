@@ -9,7 +9,8 @@
  *   frametool garbage SOCKET          junk bytes; exit 0 if dropped
  *   frametool oversize SOCKET         a header claiming a huge payload
  *   frametool badversion SOCKET       a header of another protocol
- *   frametool hold SOCKET SECONDS     connect and stay idle
+ *   frametool hold SOCKET SECONDS     connect, stay idle, then ping on
+ *                                     the same connection
  *   frametool fds SOCKET TYPE N       N frames of TYPE, each carrying a
  *                                     descriptor of /dev/null, each on a
  *                                     new connection; prints how many the
@@ -198,7 +199,7 @@ run(struct channel *chp, int argc, char *argv[])
 	}
 	if (strcmp(argv[1], "hold") == 0 && argc == 4) {
 		sleep((unsigned)atoi(argv[3]));
-		return 0;
+		return request(chp, MSG_PING, NULL);
 	}
 	fprintf(stderr, "frametool: unknown command %s\n", argv[1]);
 	return 1;

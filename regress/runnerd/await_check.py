@@ -4,7 +4,8 @@
 call waiting on its approval (TOOL_AWAIT), is answered with what it did,
 and the call's end agrees with the answer.
 
-  await_check.py SOCK AUDITLOG BINDIR CONF   exits 0 when all held
+  await_check.py SOCK BINDIR CONF   exits 0 when all held (in the
+                                    directory of runnerd.log)
 
   withdrawn   cancelled while pending: "withdrawn", the approval is
               denied, nothing runs, no result follows
@@ -32,7 +33,7 @@ from asframe import (MSG_ERROR, MSG_TOOL_AWAIT,  # noqa: E402
                      MSG_TOOL_CANCEL, MSG_TOOL_CANCELLED, MSG_TOOL_RESULT,
                      type_name)
 
-sock, audit, bindir, conf = sys.argv[1:5]
+sock, bindir, conf = sys.argv[1:4]
 ctl = [os.path.join(bindir, "approvalctl"), "-f", conf]
 
 
@@ -62,12 +63,14 @@ def awaiting(c, command):
     return aid, reqid
 
 
-def frames(c, timeout):
-    """Every frame until timeout passes without one."""
+def frames(c, timeout, until=None):
+    """Every frame until timeout passes without one, or until until(got)
+    holds: a test that knows what it waits for need not wait out the
+    silence."""
     c.conn.sock.settimeout(timeout)
     got = []
     try:
-        while True:
+        while until is None or not until(got):
             f = c.conn.recv()
             if f is None:
                 break
@@ -78,17 +81,26 @@ def frames(c, timeout):
     return got
 
 
+def result_of(reqid):
+    """For frames' until: a TOOL_RESULT for reqid has come."""
+    return lambda got: any(f[0] == MSG_TOOL_RESULT and f[1] == reqid
+                           for f in got)
+
+
 def started(reqid):
-    rid = "req-%016x" % reqid
-    with open(audit) as f:
-        return any('"sandbox.started"' in l and rid in l for l in f)
+    """The launcher has the call's sandbox (runnerd.log, -v).  Not the
+    audit log's sandbox.started: runnerd records that before the call
+    runs, and a cancel between the two stops it before it ran."""
+    with open("runnerd.log") as f:
+        return any(" runs %016x" % reqid in l for l in f)
 
 
 def cancel(c, reqid, wait=8):
-    """The cancel's answer and, after it, the call's result, if any."""
+    """The cancel's answer and, after it, the call's result, if any: the
+    frames until the result, or until wait seconds pass without one."""
     c.conn.send(MSG_TOOL_CANCEL, {"answer": True}, reqid)
     answer = result = None
-    for mtype, rid, data, _ in frames(c, wait):
+    for mtype, rid, data, _ in frames(c, wait, result_of(reqid)):
         if rid != reqid:
             continue
         if mtype == MSG_TOOL_CANCELLED and answer is None:
@@ -155,7 +167,7 @@ def restarted(c):
     time.sleep(0.5)
     restart_approvald()
     approvalctl("approve", aid)
-    got = [f for f in frames(c, 8) if f[1] == reqid]
+    got = [f for f in frames(c, 8, result_of(reqid)) if f[1] == reqid]
     if not got or got[0][0] != MSG_TOOL_RESULT or \
             "after the restart" not in json.loads(got[0][2])[
                 "content"][0]["text"]:
@@ -190,7 +202,9 @@ def adopted(c):
     reqid = adopt(other, aid, command, key)
     time.sleep(0.5)
     approvalctl("approve", aid)
-    got = [f for f in frames(other, 8) if f[1] == reqid]
+    # Its result, then a second of nothing more.
+    got = [f for f in frames(other, 8, result_of(reqid)) + frames(other, 1)
+           if f[1] == reqid]
     if len(got) != 1 or got[0][0] != MSG_TOOL_RESULT or \
             not json.loads(got[0][2])["isError"] or started(reqid):
         fail("another client's approval, adopted: %r" % got)

@@ -63,7 +63,7 @@ task_cancel_body()
 {
 	gate_suite
 	python3 "$(atf_get_srcdir)/await_check.py" "$AS_RUN/runner.sock" \
-	    var/audit.jsonl "$(dirname "$(as_bin approvald)")" \
+	    "$(dirname "$(as_bin approvald)")" \
 	    "$(pwd)/conf.yaml" >await.out 2>&1 || atf_fail "$(cat await.out)"
 	cat await.out
 	as_stop

@@ -429,7 +429,10 @@ render_then_fail_head()
 render_then_fail_body()
 {
 	# runnerd's runsc is a wrapper whose run exits 7 once the real
-	# one is done: after the shell said render.
+	# one is done: after the shell said render.  It exits only once the
+	# launcher has begun the render (up to 30 s): on a loaded machine
+	# the launcher may otherwise see the exit before the shell's word,
+	# and render after the exit, as it may, never taking the plan early.
 	as_need runsc
 	real=$(command -v runsc)
 	cat > runsc <<SH
@@ -437,7 +440,14 @@ render_then_fail_body()
 "$real" "\$@"
 rc=\$?
 for a in "\$@"; do
-	[ "\$a" = run ] && exit 7
+	[ "\$a" = run ] || continue
+	i=0
+	until grep -q "rendering it while the sandbox ends" \
+	    "$(pwd)/runnerd.log" || [ \$i -ge 300 ]; do
+		sleep 0.1
+		i=\$((i + 1))
+	done
+	exit 7
 done
 exit \$rc
 SH
