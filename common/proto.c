@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "proto.h"
 
@@ -28,4 +29,20 @@ msg_carries_fd(uint32_t type)
 #undef MSG_FD
 	}
 	return 0;
+}
+
+/* Whether id has the shape mcpd gives a task's id (TASK_ID_LEN). */
+int
+task_id_valid(const char *id)
+{
+	size_t i, n = sizeof(TASK_ID_PREFIX) - 1;
+
+	if (id == NULL || strncmp(id, TASK_ID_PREFIX, n) != 0 ||
+	    strlen(id) != TASK_ID_LEN - 1)
+		return 0;
+	for (i = n; id[i] != '\0'; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		    (id[i] >= 'a' && id[i] <= 'f')))
+			return 0;
+	return 1;
 }

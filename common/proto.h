@@ -18,6 +18,9 @@
 #define CLIENT_KEY_HEX		32
 /* A task's record in runnerd's store (MSG_TASK_SAVE), encoded. */
 #define TASK_RECORD_MAX		(1024 * 1024)
+/* A task's id, mcpd's and the store's: "task-" and 128 bits in hex. */
+#define TASK_ID_PREFIX		"task-"
+#define TASK_ID_LEN		(sizeof(TASK_ID_PREFIX) + 32)	/* with NUL */
 
 /*
  * Every message type of every channel, once: X(symbol, number, fd, name).
@@ -260,5 +263,6 @@ struct msg_error {
 
 const char	*msg_type_name(uint32_t);
 int		 msg_carries_fd(uint32_t);
+int		 task_id_valid(const char *);
 
 #endif

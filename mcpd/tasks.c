@@ -64,7 +64,6 @@
 #define TASK_TTL_DEFAULT	(60 * 60 * 1000)
 #define TASK_TTL_MAX		(24 * 60 * 60 * 1000)
 #define TASK_POLL_MS		1000
-#define TASK_ID_LEN		38		/* "task-" + 32 hex + NUL */
 #define META_RELATED		"io.modelcontextprotocol/related-task"
 #define TASK_SAVE_WAIT_MS	200		/* a new task's record, at most */
 #define MCPD_LOST		"the mcpd that ran this call went away " \
@@ -466,8 +465,8 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 	    (t->tool = strdup(tool)) == NULL ||
 	    (t->waiters = json_array()) == NULL)
 		fatal("task");
-	snprintf(t->id, sizeof(t->id), "task-%016" PRIx64 "%016" PRIx64,
-	    reqid_new(), reqid_new());
+	snprintf(t->id, sizeof(t->id), TASK_ID_PREFIX "%016" PRIx64
+	    "%016" PRIx64, reqid_new(), reqid_new());
 	t->args = json_deep_copy(args);
 	t->modern = req->modern;
 	t->created = t->updated = now_ms();
@@ -680,21 +679,6 @@ tasks_refused(const struct mcp_req *req)
 	return 1;
 }
 
-/* "task-" and 32 lowercase hex digits, as tasks_start makes them. */
-static int
-task_id_ok(const char *id)
-{
-	size_t i;
-
-	if (strncmp(id, "task-", 5) != 0 || strlen(id) != TASK_ID_LEN - 1)
-		return 0;
-	for (i = 5; id[i] != '\0'; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		    (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* Asks runnerd's store for id; serve answers req once it has said. */
 static int
 look_up(const struct mcp_req *req, const char *id,
@@ -744,7 +728,7 @@ task_param(const struct mcp_req *req, void (*serve)(const struct mcp_req *))
 	}
 	if ((t = task_by_id(id, req->modern)) != NULL)
 		return t;
-	if (mcpd.key_kept && !req->looked_up && task_id_ok(id) &&
+	if (mcpd.key_kept && !req->looked_up && task_id_valid(id) &&
 	    runner_ready() && look_up(req, id, serve) == 0)
 		return NULL;
 	rpc_error(req->id, RPC_INVALID_PARAMS, "Invalid params: no such task "

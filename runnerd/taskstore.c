@@ -46,12 +46,11 @@
 #define STORE_BYTES_MAX		(64 * 1024 * 1024)
 #define STORE_COMPACT		(2 * STORE_BYTES_MAX)
 #define STORE_FILES		2
-#define TASK_ID_HEX		32
 
 struct stored {
 	TAILQ_ENTRY(stored)	 entry;		/* oldest first */
 	char			 client[SHA256_HEX_LEN + 1];
-	char			 id[48];
+	char			 id[TASK_ID_LEN];
 	uint64_t		 seq;
 	int64_t			 created;	/* ms, as mcpd says */
 	int64_t			 updated;
@@ -78,22 +77,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* "task-" and 32 lowercase hex digits: mcpd's ids, and a file-safe key. */
-static int
-task_id_ok(const char *id)
-{
-	size_t i;
-
-	if (id == NULL || strncmp(id, "task-", 5) != 0 ||
-	    strlen(id) != 5 + TASK_ID_HEX)
-		return 0;
-	for (i = 5; id[i] != '\0'; i++)
-		if (!((id[i] >= '0' && id[i] <= '9') ||
-		    (id[i] >= 'a' && id[i] <= 'f')))
-			return 0;
-	return 1;
 }
 
 static json_t *
@@ -312,7 +295,7 @@ load_line(json_t *j)
 	dropped = json_string_value(json_object_get(j, "dropped"));
 	memset(&tmp, 0, sizeof(tmp));
 	if (client == NULL || strlen(client) != SHA256_HEX_LEN ||
-	    !task_id_ok(id) || seq <= 0 || (task == NULL && dropped == NULL) ||
+	    !task_id_valid(id) || seq <= 0 || (task == NULL && dropped == NULL) ||
 	    (task != NULL && fill(&tmp, task) == -1))
 		return;
 	if ((uint64_t)seq > last_seq)
@@ -411,7 +394,7 @@ taskstore_save(struct conn *c, struct msg *m, json_t *j)
 	id = json_string_value(json_object_get(task, "taskId"));
 	memset(&tmp, 0, sizeof(tmp));
 	if (client_of(j, client) == -1 || !json_is_object(task) ||
-	    !task_id_ok(id) || fill(&tmp, task) == -1 ||
+	    !task_id_valid(id) || fill(&tmp, task) == -1 ||
 	    m->len > TASK_RECORD_MAX) {
 		log_warnx("TASK_SAVE: not a task of mcpd's, or too large: "
 		    "not kept");
@@ -454,7 +437,7 @@ taskstore_load(struct conn *c, struct msg *m, json_t *j)
 	struct stored *s;
 
 	id = json_string_value(json_object_get(j, "taskId"));
-	if (client_of(j, client) == -1 || !task_id_ok(id))
+	if (client_of(j, client) == -1 || !task_id_valid(id))
 		return conn_error(c, m->hdr.reqid, ERR_BADMSG, "bad TASK_LOAD: "
 		    "needs client_key and a task id");
 	enforce(client, 1);
