@@ -271,6 +271,30 @@ restricted_cleanup()
 	kb_stop
 }
 
+# ks_sessions_off WHY: runnerd's log gives WHY (a grep pattern); then
+# run_shell runs one-shot, as on gvisor: a Job each, no claim.  The
+# first learns that sessions are off from the helper, the second after
+# run_python was refused with WHY.
+ks_sessions_off()
+{
+	i=0
+	until grep -q "$1" runnerd.log; do
+		i=$((i + 1))
+		[ $i -le 100 ] || atf_fail "runnerd's log does not say: $1"
+		sleep 0.1
+	done
+	kb_call 'echo one-shot' > s1.json
+	ks_call "1" > r.json
+	atf_check -o match:"$1" -o match:'"isError": true' cat r.json
+	kb_call 'echo one-shot' > s2.json
+	for r in s1.json s2.json; do
+		atf_check -o inline:'0|exited|False\n' python3 -c '
+import json, sys; r = json.load(open(sys.argv[1])); s = r["structuredContent"]
+assert s["stdout"] == "one-shot\n", s
+print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))' "$r"
+	done
+}
+
 atf_test_case nocrds cleanup
 nocrds_head()
 {
@@ -281,27 +305,7 @@ nocrds_body()
 {
 	KS_NO_POOL=1 ks_cluster --no-agent-sandbox
 	ks_runnerd
-	i=0
-	until grep -q 'sessions are off on the kubernetes backend: the cluster does not serve the agent-sandbox CRDs' \
-	    runnerd.log; do
-		i=$((i + 1))
-		[ $i -le 100 ] || atf_fail "no reason in runnerd's log"
-		sleep 0.1
-	done
-	# run_shell runs one-shot, as on gvisor: a Job each, no claim.  The
-	# first learns that sessions are off from the helper, the second
-	# after run_python was refused with the reason.
-	kb_call 'echo one-shot' > s1.json
-	ks_call "1" > r.json
-	atf_check -o match:'sessions are off on the kubernetes backend' \
-	    -o match:'"isError": true' cat r.json
-	kb_call 'echo one-shot' > s2.json
-	for r in s1.json s2.json; do
-		atf_check -o inline:'0|exited|False\n' python3 -c '
-import json, sys; r = json.load(open(sys.argv[1])); s = r["structuredContent"]
-assert s["stdout"] == "one-shot\n", s
-print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))' "$r"
-	done
+	ks_sessions_off 'sessions are off on the kubernetes backend: the cluster does not serve the agent-sandbox CRDs'
 	atf_check -o inline:'2\n' sh -c \
 	    'grep "\"sandbox.started\"" events.jsonl | grep -c "\"kubernetes\""'
 	ks_none
@@ -323,23 +327,7 @@ oldcrds_body()
 	atf_check -o match:'^sandboxclaims' sh -c \
 	    'kubectl api-resources --api-group=extensions.agents.x-k8s.io --no-headers'
 	ks_runnerd
-	want='the cluster.s agent-sandbox CRDs serve extensions.agents.x-k8s.io v1alpha1, and runnerd needs v1beta1'
-	i=0
-	until grep -q "$want" runnerd.log; do
-		i=$((i + 1))
-		[ $i -le 100 ] || atf_fail "no version named in runnerd's log"
-		sleep 0.1
-	done
-	kb_call 'echo one-shot' > s1.json
-	ks_call "1" > r.json
-	atf_check -o match:"$want" -o match:'"isError": true' cat r.json
-	kb_call 'echo one-shot' > s2.json
-	for r in s1.json s2.json; do
-		atf_check -o inline:'0|exited|False\n' python3 -c '
-import json, sys; r = json.load(open(sys.argv[1])); s = r["structuredContent"]
-assert s["stdout"] == "one-shot\n", s
-print("%d|%s|%s" % (s["exit_code"], s["status"], r["isError"]))' "$r"
-	done
+	ks_sessions_off 'the cluster.s agent-sandbox CRDs serve extensions.agents.x-k8s.io v1alpha1, and runnerd needs v1beta1'
 	# Nothing was asked of the old version: runnerd only looked.
 	atf_check -o inline:'0\n' sh -c \
 	    'grep -c "/v1alpha1/" state/requests.jsonl || :'
