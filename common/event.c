@@ -35,13 +35,27 @@ static int		 sigfd = -1;
 static ev_signal_cb	 sig_cb;
 static void		*sig_arg;
 
-int64_t
-ev_now_ms(void)
+static int64_t
+clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* For timers: never steps. */
+int64_t
+ev_now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+/* Milliseconds since the epoch, for records that outlive the process. */
+int64_t
+ev_wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
 }
 
 void

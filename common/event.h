@@ -25,5 +25,6 @@ int		 ev_signals(const int *, ev_signal_cb, void *);
 int		 ev_loop(void);
 void		 ev_break(void);
 int64_t		 ev_now_ms(void);
+int64_t		 ev_wall_ms(void);
 
 #endif

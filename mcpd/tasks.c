@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "event.h"
 #include "log.h"
 #include "mcpd.h"
 
@@ -142,15 +143,6 @@ tasks_wanted(const struct mcp_req *req)
 	return -1;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static json_t *
 iso_time(int64_t ms)
 {
@@ -221,7 +213,7 @@ static void
 tasks_sweep(void)
 {
 	struct task *t, *next;
-	int64_t now = now_ms();
+	int64_t now = ev_wall_ms();
 
 	TAILQ_FOREACH_SAFE(t, &tasks, entry, next)
 		if (terminal(t) && t->created + t->ttl <= now)
@@ -269,7 +261,7 @@ set_status(struct task *t, const char *status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->message, sizeof(t->message), fmt, ap);
 	va_end(ap);
-	t->updated = now_ms();
+	t->updated = ev_wall_ms();
 	log_info("%s: %s: %s", t->id, status, t->message);
 	if (!t->modern)
 		rpc_notify("notifications/tasks/status", task_json(t));
@@ -469,7 +461,7 @@ tasks_start(const struct mcp_req *req, const char *tool, const json_t *args,
 	    "%016" PRIx64, reqid_new(), reqid_new());
 	t->args = json_deep_copy(args);
 	t->modern = req->modern;
-	t->created = t->updated = now_ms();
+	t->created = t->updated = ev_wall_ms();
 	t->ttl = ttl == NULL ? TASK_TTL_DEFAULT :
 	    json_integer_value(ttl) > TASK_TTL_MAX ? TASK_TTL_MAX :
 	    json_integer_value(ttl);

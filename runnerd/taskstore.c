@@ -34,10 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cjson.h"
+#include "event.h"
 #include "io.h"
 #include "log.h"
 #include "runnerd.h"
@@ -69,15 +69,6 @@ static off_t		 cur_size;
 static uint64_t		 last_seq;
 static size_t		 nrecords, ntombs;
 static size_t		 bytes;
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static json_t *
 line_of(const struct stored *s)
@@ -225,7 +216,7 @@ enforce(const char *client, int write)
 {
 	struct stored *s, *next;
 	size_t per = (size_t)runnerd_conf.runnerd.tasks_per_client;
-	int64_t now = now_ms();
+	int64_t now = ev_wall_ms();
 
 	TAILQ_FOREACH_SAFE(s, &store, entry, next) {
 		if (s->task == NULL)
