@@ -7,6 +7,7 @@
  * they name things by.
  */
 #include <sys/types.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -24,10 +25,20 @@
 
 #define CRED_MAX	(1024 * 1024)
 
-void
-container_id(uint64_t id, char out[CONTAINER_ID_LEN])
+/*
+ * A sandbox's name, for runsc and its cgroup: random, never the call's
+ * id, so that no two sandboxes on the host share one, whichever runnerd
+ * or call they are of; -1 (errno) when there is no randomness.
+ */
+int
+container_id_new(char out[CONTAINER_ID_LEN])
 {
-	snprintf(out, CONTAINER_ID_LEN, CONTAINER_PREFIX "%016" PRIx64, id);
+	uint64_t rnd;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -1;
+	snprintf(out, CONTAINER_ID_LEN, CONTAINER_PREFIX "%016" PRIx64, rnd);
+	return 0;
 }
 
 /* snprintf for paths: -1 (ENAMETOOLONG) rather than a cut path. */

@@ -277,11 +277,10 @@ sess_start(uint64_t key, uint64_t origin, const char *sid, char *why,
     size_t whylen)
 {
 	struct sess *s;
-	uint64_t rnd;
 	int fd;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+	    container_id_new(s->cid) == -1) {
 		free(s);
 		snprintf(why, whylen, "%s", strerror(errno));
 		return NULL;
@@ -294,7 +293,6 @@ sess_start(uint64_t key, uint64_t origin, const char *sid, char *why,
 	s->agent.fd = -1;
 	s->claimed = ev_now_ms();
 	s->pooled.member = s;
-	container_id(rnd, s->cid);
 	TAILQ_INSERT_TAIL(&sesss, s, entry);
 	if (ops->spawn(s, &fd) == -1) {
 		snprintf(why, whylen, "cannot start a sandbox: %s",

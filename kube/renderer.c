@@ -112,7 +112,9 @@ render_plan(const struct as_config *c, uint64_t id, json_t *req)
 		return json_pack("{s:s}", "error", "bad render request");
 	/* Not the planning Job's: the render seeds its own. */
 	json_object_del(req, "init_cache");
-	container_id(id, cid);
+	if (container_id_new(cid) == -1)
+		return json_pack("{s:s}", "error", "render: no randomness");
+	log_debug("render %s runs %016llx", cid, (unsigned long long)id);
 	if ((out = json_object()) == NULL ||
 	    pathf(dir, sizeof(dir), "%s/render/%s", c->runnerd.state_dir,
 	    cid) == -1)

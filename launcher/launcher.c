@@ -478,14 +478,14 @@ static struct sbx *
 sbx_new(uint64_t id, char *why, size_t whylen)
 {
 	struct sbx *s;
-	uint64_t cid;
 
-	if (getrandom(&cid, sizeof(cid), 0) != sizeof(cid)) {
-		snprintf(why, whylen, "getrandom: %s", strerror(errno));
-		return NULL;
-	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (container_id_new(s->cid) == -1) {
+		snprintf(why, whylen, "getrandom: %s", strerror(errno));
+		free(s);
 		return NULL;
 	}
 	s->id = id;
@@ -494,7 +494,6 @@ sbx_new(uint64_t id, char *why, size_t whylen)
 	s->pooled.member = s;
 	render_init(&s->render);
 	s->started = ev_now_ms();
-	container_id(cid, s->cid);
 	if (id != 0)
 		log_debug("sandbox %s runs %016llx", s->cid,
 		    (unsigned long long)id);

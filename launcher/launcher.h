@@ -106,7 +106,7 @@ int	 pathf(char *, size_t, const char *, ...)
 int	 files_write(const char *, json_t *);
 int	 credential_read(int, char *, size_t, size_t *);
 int	 credential_write(const char *, int);
-void	 container_id(uint64_t, char [CONTAINER_ID_LEN]);
+int	 container_id_new(char [CONTAINER_ID_LEN]);
 
 /* launcher/bundle.c */
 int	 rootfs_prepare(const struct as_config *, char *, size_t);

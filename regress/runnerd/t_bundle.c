@@ -102,10 +102,17 @@ ATF_TC_BODY(pool_requests, tc)
 ATF_TC_WITHOUT_HEAD(container_ids);
 ATF_TC_BODY(container_ids, tc)
 {
-	char cid[CONTAINER_ID_LEN];
+	char a[CONTAINER_ID_LEN], b[CONTAINER_ID_LEN];
+	size_t i;
 
-	container_id(0x0123456789abcdefULL, cid);
-	ATF_CHECK_STREQ(cid, "as-0123456789abcdef");
+	/* as- and 16 hex digits, a new one each time. */
+	ATF_REQUIRE(container_id_new(a) == 0);
+	ATF_REQUIRE(container_id_new(b) == 0);
+	ATF_CHECK_EQ(strlen(a), 3 + 16);
+	ATF_CHECK(strncmp(a, "as-", 3) == 0);
+	for (i = 3; a[i] != '\0'; i++)
+		ATF_CHECK(strchr("0123456789abcdef", a[i]) != NULL);
+	ATF_CHECK(strcmp(a, b) != 0);
 }
 
 static void

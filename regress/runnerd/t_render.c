@@ -62,12 +62,10 @@ ATF_TC_BODY(bounded, tc)
 {
 	struct as_config conf;
 	char cid[CONTAINER_ID_LEN], out[4096], work[PATH_MAX];
-	uint64_t rnd;
 	size_t len = 0;
 	ssize_t n;
 	int p[2], st, forks;
 	pid_t pid;
-	FILE *f;
 
 	memset(&conf, 0, sizeof(conf));
 	conf.runnerd.memory = 128L * 1024 * 1024;
@@ -75,10 +73,7 @@ ATF_TC_BODY(bounded, tc)
 	conf.runnerd.cpu_percent = 100;
 	ATF_REQUIRE(sandbox_init_find(atf_tc_get_config_var(tc, "bindir")) ==
 	    0);
-	ATF_REQUIRE((f = fopen("/dev/urandom", "r")) != NULL);
-	ATF_REQUIRE(fread(&rnd, sizeof(rnd), 1, f) == 1);
-	fclose(f);
-	container_id(rnd, cid);
+	ATF_REQUIRE(container_id_new(cid) == 0);
 	ATF_REQUIRE(getcwd(work, sizeof(work)) != NULL);
 	ATF_REQUIRE(strlcat(work, "/work", sizeof(work)) < sizeof(work));
 	ATF_REQUIRE(mkdir(work, 0700) == 0);
