@@ -169,11 +169,12 @@ fuzz:
 KYUA_VARS = -v test_suites.agent-sandbox.bindir=$(abspath $(BUILD)/bin) \
 	    -v test_suites.agent-sandbox.srcdir=$(abspath .)
 
-# regress/kyua.conf: how many test cases run at once.
+# TEST_JOBS kyua processes at once, one test program each (scripts/
+# run-tests); each runs its cases one at a time (regress/kyua.conf).
+TEST_JOBS ?= 4
 test: all
-	cd $(BUILD)/regress && kyua --config=kyua.conf $(KYUA_VARS) test; \
-	    r=$$?; [ $$r -eq 0 ] || kyua report --verbose \
-	    --results-filter broken,failed; exit $$r
+	scripts/run-tests -j $(TEST_JOBS) $(BUILD)/regress \
+	    --config=kyua.conf $(KYUA_VARS)
 
 test-asan:
 	$(MAKE) BUILD=obj-asan SAN=1 test
