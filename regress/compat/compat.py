@@ -518,6 +518,12 @@ def main():
             return 2
     # SIGTERM (kyua's timeout, a person) still stops what was started.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(3))
+    # A shell's background job starts with SIGINT and SIGQUIT ignored,
+    # and the native runs would inherit that (test_threading's
+    # interrupt_main then raises nothing): they get what a terminal's
+    # command gets, as the sandbox's processes do.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
     r = Run(a)
     code = 0
     try:
