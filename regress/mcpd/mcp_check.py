@@ -943,7 +943,10 @@ def s_ext_tasks(binary, conf):
     check(r["result"]["resultType"] == "complete" and
           r["result"]["structuredContent"]["namespace"] == "x", "%r" % r)
     # Guessed ids, bad ids, and what the extension does not have.
-    for bad in ["task-" + os.urandom(16).hex(), tid[:-1] + "0", "", 5]:
+    # One digit changed: the last, to one it is not (once in sixteen
+    # ids it already ends in 0).
+    near = tid[:-1] + ("1" if tid.endswith("0") else "0")
+    for bad in ["task-" + os.urandom(16).hex(), near, "", 5]:
         for method in ["tasks/get", "tasks/cancel"]:
             r = ext_call(m, method, {"taskId": bad})
             check(error_code(r) == -32602, "%s %r: %r" % (method, bad, r))
