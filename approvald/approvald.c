@@ -152,6 +152,9 @@ main(int argc, char *argv[])
 	/* jansson reads its hash seed from /dev/urandom on first use. */
 	json_object_seed(0);
 	sandbox_enter(ROLE_APPROVALD, &paths, daemon_trap(&approvald_conf));
+	if (strcmp(ac->self_approval, "root") == 0)
+		log_warnx("self_approval root: root may approve what its own "
+		    "MCP clients asked for (a one-person machine only)");
 	expiry_sweep(NULL);
 	daemon_run();
 	db_close();

@@ -125,6 +125,7 @@ struct operator {
 	char		 user[64];
 	const gid_t	*groups;	/* SO_PEERCRED's, at the decision */
 	size_t		 ngroups;
+	int		 self_approves;	/* may approve its own requests */
 };
 
 int	 db_open(const char *);

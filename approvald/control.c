@@ -71,6 +71,9 @@ operator_of(const struct conn *c, struct operator *op)
 	op->uid = c->cred.uid;
 	op->groups = c->cred.groups;
 	op->ngroups = c->cred.ngroups;
+	/* Only root, and only where the configuration says so. */
+	op->self_approves = op->uid == 0 && strcmp(approvald_conf.approvald.
+	    self_approval, "root") == 0;
 	if ((pw = getpwuid(op->uid)) != NULL)
 		strlcpy(op->user, pw->pw_name, sizeof(op->user));
 	else

@@ -650,7 +650,7 @@ row_reqid(const struct row *r)
 /*
  * Whether op may review r: 0, 1 refused (why), -1.  The uid whose MCP
  * client asked never approves its own request, whatever its groups,
- * but root: it owns the database and could write it anyway.
+ * unless self_approval lets root (control.c) on a one-person machine.
  */
 static int
 review_refused(const char *id, const struct row *r, int approve,
@@ -661,7 +661,7 @@ review_refused(const char *id, const struct row *r, int approve,
 
 	if (!approve)
 		return 0;
-	if (op->uid == r->by.uid && op->uid != 0) {
+	if (op->uid == r->by.uid && !op->self_approves) {
 		snprintf(why, len, "approval %.40s was asked for by an MCP "
 		    "client of uid %u: that uid cannot approve it", id,
 		    (unsigned)op->uid);

@@ -20,6 +20,7 @@
 static const char *const seccomp_modes[] = { "enforce", "trap", NULL };
 static const char *const backends[] = { "gvisor", "kubernetes", NULL };
 static const char *const truncation_modes[] = { "record", "refuse", NULL };
+static const char *const self_approvals[] = { "never", "root", NULL };
 
 static int
 parse_id(const struct ynode *n, int group, long *id, struct yerr *e)
@@ -188,6 +189,7 @@ static const struct yfield approvald_fields[] = {
 	{ "notifiers", ACL(struct approvald_conf, notifiers) },
 	{ "policy", STR(struct approvald_conf, policy) },
 	{ "database", STR(struct approvald_conf, database) },
+	{ "self_approval", STR(struct approvald_conf, self_approval), .choices = self_approvals },
 	{ NULL }
 };
 
@@ -544,6 +546,8 @@ config_defaults(struct as_config *c)
 	strlcpy(c->approvald.database,
 	    "/var/lib/agent-sandbox/approvald/approvals.db",
 	    sizeof(c->approvald.database));
+	strlcpy(c->approvald.self_approval, "never",
+	    sizeof(c->approvald.self_approval));
 	strlcpy(c->kubernetes.kubeconfig, "/etc/agent-sandbox/kubeconfig",
 	    sizeof(c->kubernetes.kubeconfig));
 	strlcpy(c->kubernetes.namespace, "agent-sandbox",
@@ -823,8 +827,9 @@ config_print(const struct as_config *c)
 	print_acl("peers", &c->approvald.peers);
 	print_acl("operators", &c->approvald.operators);
 	print_acl("notifiers", &c->approvald.notifiers);
-	printf("  policy: \"%s\"\n  database: \"%s\"\n", c->approvald.policy,
-	    c->approvald.database);
+	printf("  policy: \"%s\"\n  database: \"%s\"\n  self_approval: %s\n",
+	    c->approvald.policy, c->approvald.database,
+	    c->approvald.self_approval);
 	printf("brokerd:\n  user: \"%s\"\n", c->brokerd.user);
 	print_acl("peers", &c->brokerd.peers);
 	printf("  journal: \"%s\"\n", c->brokerd.journal);

@@ -101,6 +101,7 @@ struct approvald_conf {
 	struct peer_acl	notifiers;	/* notify.sock: notifyd */
 	char		policy[PATH_MAX];
 	char		database[PATH_MAX];
+	char		self_approval[8];	/* never | root */
 };
 
 #define SCOPES_MAX		16

@@ -150,6 +150,43 @@ self_approval_cleanup()
 	nm_cleanup
 }
 
+atf_test_case root_self_approval cleanup
+root_self_approval_head()
+{
+	atf_set descr "root cannot approve what its own MCP client asked for, unless self_approval: root says so; another value is refused"
+	atf_set require.user root
+	atf_set require.progs setpriv
+}
+root_self_approval_body()
+{
+	AS_SELF_APPROVAL=never nm_setup "[{required: 1, from: [0]}, {required: 1, from: [$REVIEWERS]}]"
+	id=$($CLIENT request "$AS_RUN" demo "$PLAN_A")
+	atf_check -s exit:1 -e match:"approval $id was asked for by an MCP client of uid 0: that uid cannot approve it" \
+	    $CTL approve "$id"
+	ad_state "$id" pending
+	atf_check -o match:"$id approved" $(op $BOB) approve "$id"
+	atf_check -o match:"^APPROVAL_SPENT .*$id" $CLIENT spend "$AS_RUN" "$id" demo "$PLAN_A"
+	as_stop
+	sed "s/self_approval: never/self_approval: sometimes/" conf.yaml > bad.conf
+	atf_check -s exit:1 -e match:"self_approval" \
+	    "$(as_bin approvald)" -n -f "$(pwd)/bad.conf"
+	# self_approval: root lets root, and root alone.
+	sed -i "s/self_approval: never/self_approval: root/" conf.yaml
+	ad_audit_stub
+	ad_start
+	ad_wait_log "self_approval root: root may approve"
+	id=$($CLIENT request "$AS_RUN" demo "$PLAN_A")
+	atf_check -o match:"$id approved" $CTL approve "$id"
+	id=$(AS_CLIENT_UID=$BOB $CLIENT request "$AS_RUN" demo "$PLAN_A")
+	atf_check -s exit:1 -e match:"asked for by an MCP client of uid $BOB" \
+	    $(op $BOB) approve "$id"
+	as_stop
+}
+root_self_approval_cleanup()
+{
+	nm_cleanup
+}
+
 atf_test_case policy_errors
 policy_errors_head()
 {
@@ -178,5 +215,6 @@ atf_init_test_cases()
 	atf_add_test_case two_of_two
 	atf_add_test_case deny_wins
 	atf_add_test_case self_approval
+	atf_add_test_case root_self_approval
 	atf_add_test_case policy_errors
 }

@@ -40,6 +40,7 @@ mcpd:
   user: ""
   peers: {{ users: [{uid}] }}
   operators: {{ users: [{uid}] }}
+  self_approval: root
   policy: {w}/policy.yaml
   database: {w}/var/approvals.db
 brokerd:
