@@ -150,9 +150,13 @@ def read_modules(path, quick):
     return mods
 
 
-def module_command(mod, ignores=(), matches=()):
+def module_command(mod, ignores=(), matches=(), test_timeout=None):
     # -W: the output of a failing test, for its name and error.
+    # --timeout (a whole module's, in regrtest): just before the call's
+    # deadline regrtest dumps the stack, which names the test running.
     cmd = "python3 -m test -q -W " + mod
+    if test_timeout:
+        cmd += " --timeout %d" % test_timeout
     for p in ignores:
         cmd += " -i '%s'" % p
     for p in matches:
@@ -195,6 +199,7 @@ class Run:
         self.work = tempfile.mkdtemp(prefix="compat-", dir="/tmp")
         # The host's runs are uid 65534's, in scratch directories here.
         os.chmod(self.work, 0o755)
+        self.test_timeout = max(10, a.timeout - 10)
         self.excl = [] if a.no_exclusions else \
             regrtest.read_exclusions(a.exclude)
         self.suites = {}
@@ -286,7 +291,8 @@ class Run:
         sb.open()
         try:
             res = summarise(sb.run(module_command(
-                mod, [e.pattern() for e in tests])))
+                mod, [e.pattern() for e in tests],
+                test_timeout=self.test_timeout)))
             self.log("%-28s %-7s %-8s %5.1fs %s" % (
                 mod, mode, res["result"], res["seconds"],
                 res.get("first_failure") or res.get("error") or ""))
@@ -307,7 +313,7 @@ class Run:
             # Each excluded test alone: does it still fail?
             for e in tests if not self.a.no_stale else ():
                 r = summarise(sb.run(module_command(mod, matches=[
-                    e.pattern()])))
+                    e.pattern()], test_timeout=self.test_timeout)))
                 if r["result"] in ("passed", "no-tests"):
                     self.warn("stale exclusion %s (line %d): %s in %s" % (
                         e.name, e.lineno, r["result"], mode))

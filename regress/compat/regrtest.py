@@ -9,6 +9,11 @@ RULE = re.compile(r"^(={20,}|-{20,})$", re.M)
 CRASH = re.compile(r"^(test \S+ crashed.*|Fatal Python error.*|"
                    r"\S+ timed out.*|Timeout \(.*)$", re.M)
 ERRLINE = re.compile(r"^\w[\w.]*(Error|Exception|Exit|Interrupt)\b.*$", re.M)
+# regrtest --timeout's stack dump, when a module ran out of time: the
+# test running is the frame that unittest's _callTestMethod called.
+HUNG = re.compile(r'^  File "[^"]*/test/([\w/]+)\.py", line (\d+) in (\w+)\n'
+                  r'  File "[^"]*/unittest/case\.py", line \d+ in '
+                  r'_callTestMethod$', re.M)
 
 
 def first_failure(out):
@@ -30,6 +35,12 @@ def first_failure(out):
         lines = [ln for ln in body.splitlines() if ln.strip()]
         return test, lines[-1].strip() if lines else m.group(1)
     m = CRASH.search(out)
+    hung = HUNG.search(out, m.end()) if m else None
+    if hung and m.group(0).startswith("Timeout"):
+        # Its class is not in the dump: a pattern an exclusion can use.
+        return ("%s.*.%s" % (hung.group(1).replace("/", "."),
+                             hung.group(3)),
+                "%s while at line %s" % (m.group(0), hung.group(2)))
     if m:
         after = out[m.end():]
         err = ERRLINE.findall(after)

@@ -42,8 +42,26 @@ python_body()
 	cp_run --quick --no-shell
 }
 
+atf_test_case hung
+hung_head()
+{
+	atf_set descr "A module out of time names the test it was running, from regrtest's --timeout stack dump, as a pattern the exclusion file takes"
+}
+hung_body()
+{
+	mkdir -p lib/test
+	printf 'import time, unittest\nclass T(unittest.TestCase):\n    def test_fine(self):\n        pass\n\n    def test_waits(self):\n        time.sleep(60)\n' \
+	    > lib/test/test_waits.py
+	python3 -m test --testdir lib/test -q -W --timeout 2 test_waits > out 2>&1 &&
+	    atf_fail "regrtest passed a test that hangs"
+	atf_check -o inline:"test_waits.*.test_waits|Timeout (0:00:02)! while at line 7\n" \
+	    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import regrtest
+print("|".join(regrtest.first_failure(open("out").read())))' "$(atf_get_srcdir)"
+}
+
 atf_init_test_cases()
 {
+	atf_add_test_case hung
 	atf_add_test_case shell
 	atf_add_test_case python
 }
