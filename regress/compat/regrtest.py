@@ -35,20 +35,18 @@ def first_failure(out):
         lines = [ln for ln in body.splitlines() if ln.strip()]
         return test, lines[-1].strip() if lines else m.group(1)
     m = CRASH.search(out)
-    hung = HUNG.search(out, m.end()) if m else None
-    if hung and m.group(0).startswith("Timeout"):
-        # Its class is not in the dump: a pattern an exclusion can use.
-        return ("%s.*.%s" % (hung.group(1).replace("/", "."),
-                             hung.group(3)),
-                "%s while at line %s" % (m.group(0), hung.group(2)))
     if m:
-        after = out[m.end():]
-        err = ERRLINE.findall(after)
-        lines = ERRLINE.finditer(after)
+        hung = HUNG.search(out, m.end()) \
+            if m.group(0).startswith("Timeout") else None
+        if hung:
+            # Its class is not in the dump: a pattern an exclusion can use.
+            return ("%s.*.%s" % (hung.group(1).replace("/", "."),
+                                 hung.group(3)),
+                    "%s while at line %s" % (m.group(0), hung.group(2)))
         last = None
-        for last in lines:
+        for last in ERRLINE.finditer(out, m.end()):
             pass
-        return None, (m.group(0) + (" / " + last.group(0) if err and last
+        return None, (m.group(0) + (" / " + last.group(0) if last
                                     else "")).strip()[:400]
     lines = [ln for ln in out.splitlines() if ln.strip()]
     for ln in lines:
