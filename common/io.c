@@ -48,6 +48,25 @@ read_full(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* All of in, to its end, written to out: 0, or -1. */
+int
+copy_fd(int in, int out)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (write_full(out, buf, (size_t)n) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * A journal's complete lines: up to max bytes from fd, NUL-terminated
  * and cut after the last newline, so that a line a crash cut short is

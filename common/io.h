@@ -9,5 +9,6 @@
 int	write_full(int, const void *, size_t);
 ssize_t	read_full(int, void *, size_t);
 char	*read_lines(int, size_t);
+int	copy_fd(int, int);
 
 #endif

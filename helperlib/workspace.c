@@ -104,8 +104,6 @@ int
 copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
     gid_t gid, int sync, char digest[SHA256_HEX_LEN + 1])
 {
-	char buf[65536];
-	ssize_t n;
 	int in, out, r = -1;
 
 	if ((in = open_regular(src)) == -1)
@@ -121,12 +119,9 @@ copy_file(const char *src, const char *dst, mode_t mode, uid_t uid,
 		close(in);
 		return -1;
 	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, n) != n)
-			goto done;
-	if (n == 0 && fchown(out, uid, gid) == 0 && (!sync || fsync(out) == 0))
+	if (copy_fd(in, out) == 0 && fchown(out, uid, gid) == 0 &&
+	    (!sync || fsync(out) == 0))
 		r = 0;
-done:
 	close(in);
 	if (close(out) == -1)
 		r = -1;
