@@ -27,14 +27,13 @@ static const char *const host_tops[] = {
 	"bin", "sbin", "lib", "lib32", "lib64", "libx32", NULL
 };
 /*
- * And these, each a glob(3) pattern of directories: /etc/alternatives
- * holds Debian's names for cc, awk and the like, /etc/python3* and
- * /etc/java-* what /usr's Python and Java link to (sitecustomize.py,
- * jvm.cfg).  Nothing else of /etc.
+ * And these, each a glob(3) pattern of directories.  Of /etc, only the
+ * certificates are bound, so that a CA the operator adds reaches
+ * sandboxes at once; the small trees /usr's programs read are copied
+ * (etccopy.c), and nothing else of /etc is there.
  */
 static const char *const host_binds[] = {
-	"/usr", "/etc/ssl", "/etc/alternatives", "/etc/python3*",
-	"/etc/java-*", NULL
+	"/usr", "/etc/ssl", NULL
 };
 static const char *const skeleton[] = {
 	"etc", "tmp", "work", "proc", "dev", "sys", "run",
@@ -140,22 +139,26 @@ host_tables_install(const char *root)
  * sandbox-init and sandbox-stat.so in the shared root made here, where
  * they cost a sandbox nothing: a bind mount of its own made each start
  * about 10 ms slower (runsc serves each mount apart).  Copied at every
- * start, so that the root has this build's.  /etc/ld.so.preload names
- * the library once it is there: a name without its file would make
- * every program warn.  /etc/passwd, group, hosts and nsswitch.conf
- * beside it, and the host's services and protocols.
+ * start, so that the root has this build's.  /etc/passwd, group, hosts
+ * and nsswitch.conf beside them, the host's services and protocols, and
+ * its trees that etccopy.c names.  /etc/ld.so.preload last: it names
+ * the library once it is there (a name without its file would make
+ * every program warn), and images/runner/host-root takes it as the sign
+ * that the root is whole.
  */
 static int
 init_install(const char *root)
 {
 	return root_install(root, sandbox_init_path(), INIT_MOUNT, 0555) == -1 ||
 	    root_install(root, sandbox_stat_path(), STAT_MOUNT, 0444) == -1 ||
-	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ||
 	    root_write(root, "/etc/passwd", root_passwd) == -1 ||
 	    root_write(root, "/etc/group", root_group) == -1 ||
 	    root_write(root, "/etc/hosts", root_hosts) == -1 ||
 	    root_write(root, "/etc/nsswitch.conf", root_nsswitch) == -1 ||
-	    host_tables_install(root) == -1 ? -1 : 0;
+	    host_tables_install(root) == -1 ||
+	    etc_trees_install(root) == -1 ||
+	    root_write(root, "/etc/ld.so.preload", STAT_MOUNT "\n") == -1 ?
+	    -1 : 0;
 }
 
 /*

@@ -118,6 +118,10 @@ int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 
+/* launcher/etccopy.c */
+int	 host_tree_install(const char *, const char *);
+int	 etc_trees_install(const char *);
+
 /* helperlib/hostfiles.c: what of this host the sandboxes get */
 int	 sandbox_init_find(const char *);
 const char *sandbox_init_path(void);

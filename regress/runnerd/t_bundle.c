@@ -231,6 +231,81 @@ ATF_TC_BODY(rm_tree_links, tc)
 	ATF_CHECK_EQ(rm_tree(path), 0);
 }
 
+static void
+file_put(const char *path, const char *text, mode_t mode)
+{
+	int fd;
+
+	ATF_REQUIRE((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode)) != -1);
+	ATF_REQUIRE(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	ATF_REQUIRE(fchmod(fd, mode) == 0);
+	close(fd);
+}
+
+/*
+ * A host tree of /etc copied into the shared root (launcher/etccopy.c):
+ * links stay links, never followed; modes are the host's; a fifo is
+ * left out; a second copy replaces the first whole, and a part-made
+ * copy a crash left is cleared.
+ */
+ATF_TC_WITHOUT_HEAD(etc_tree_copy);
+ATF_TC_BODY(etc_tree_copy, tc)
+{
+	char cwd[PATH_MAX], host[PATH_MAX], root[PATH_MAX], copy[PATH_MAX];
+	char cmd[3 * PATH_MAX], path[PATH_MAX + 16], target[64];
+	struct stat st;
+	ssize_t n;
+
+	(void)tc;
+	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
+	ATF_REQUIRE(pathf(host, sizeof(host), "%s/host/tree", cwd) == 0);
+	ATF_REQUIRE(pathf(root, sizeof(root), "%s/root", cwd) == 0);
+	ATF_REQUIRE(pathf(copy, sizeof(copy), "%s%s", root, host) == 0);
+	ATF_REQUIRE(pathf(cmd, sizeof(cmd), "mkdir -p '%s/host/tree/sub' '%s%s/host'",
+	    cwd, root, cwd) == 0);
+	ATF_REQUIRE(system(cmd) == 0);
+	ATF_REQUIRE(chmod(host, 0751) == 0);
+	ATF_REQUIRE(chmod("host/tree/sub", 0750) == 0);
+	file_put("host/tree/secret", "key\n", 0600);
+	file_put("host/tree/sub/cfg", "a=1\n", 0644);
+	ATF_REQUIRE(symlink("/nonexistent/target", "host/tree/link") == 0);
+	ATF_REQUIRE(symlink("sub", "host/tree/dirlink") == 0);
+	ATF_REQUIRE(mkfifo("host/tree/fifo", 0644) == 0);
+
+	ATF_REQUIRE_EQ(host_tree_install(root, host), 0);
+	ATF_CHECK(stat(copy, &st) == 0 && (st.st_mode & 07777) == 0751);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/secret", copy) == 0);
+	ATF_CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600 &&
+	    st.st_size == 4);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/sub", copy) == 0);
+	ATF_CHECK(lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (st.st_mode & 07777) == 0750);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/sub/cfg", copy) == 0);
+	ATF_CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/link", copy) == 0);
+	ATF_CHECK((n = readlink(path, target, sizeof(target) - 1)) > 0 &&
+	    (target[n] = '\0', strcmp(target, "/nonexistent/target") == 0));
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/dirlink", copy) == 0);
+	ATF_CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/fifo", copy) == 0);
+	ATF_CHECK(lstat(path, &st) == -1 && errno == ENOENT);
+
+	/* Again, after the host's tree changed and a crash left a .new. */
+	ATF_REQUIRE(unlink("host/tree/secret") == 0);
+	file_put("host/tree/added", "b=2\n", 0644);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s.new", copy) == 0);
+	ATF_REQUIRE(mkdir(path, 0700) == 0);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s.new/junk", copy) == 0);
+	file_put(path, "x", 0600);
+	ATF_REQUIRE_EQ(host_tree_install(root, host), 0);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/secret", copy) == 0);
+	ATF_CHECK(lstat(path, &st) == -1 && errno == ENOENT);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/added", copy) == 0);
+	ATF_CHECK(stat(path, &st) == 0);
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s.new", copy) == 0);
+	ATF_CHECK(lstat(path, &st) == -1 && errno == ENOENT);
+}
+
 static int
 cmp_line(const void *a, const void *b)
 {
@@ -298,6 +373,7 @@ ATF_TP_ADD_TCS(tp)
 {
 	ATF_TP_ADD_TC(tp, namespace_sandbox_environment);
 	ATF_TP_ADD_TC(tp, rm_tree_links);
+	ATF_TP_ADD_TC(tp, etc_tree_copy);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);
 	ATF_TP_ADD_TC(tp, pool_requests);
