@@ -86,12 +86,13 @@ endef
 $(foreach p,$(PROGS),$(eval $(call prog_rule,$(p))))
 
 # The first program of every gVisor sandbox (runnerd(8)), run in
-# whatever root file system the sandbox has: static, and without the
-# sanitizers, which do not link statically.
+# whatever root file system the sandbox has: static, without a C
+# library (sandbox-init.c says why), and so without the sanitizers.
 $(BUILD)/bin/sandbox-init: sandbox-init/sandbox-init.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(SANDBOX_CFLAGS) -static -o $@ $<
+	@$(CC) $(SANDBOX_CFLAGS) -static -nostdlib -ffreestanding \
+	    -fno-stack-protector -fno-builtin -o $@ $<
 
 # Preloaded into the sandbox's dynamic programs (sandbox-stat.c).
 $(BUILD)/bin/sandbox-stat.so: sandbox-init/sandbox-stat.c | $(DEPS_FIRST)
