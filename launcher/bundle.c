@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -161,30 +160,6 @@ init_install(const char *root)
 	    -1 : 0;
 }
 
-/*
- * Calls fn with each directory host_binds names on this host (not a
- * link to one), until it fails.
- */
-static int
-host_binds_each(int (*fn)(const char *, void *), void *arg)
-{
-	struct stat st;
-	glob_t g;
-	size_t i, j;
-	int r = 0;
-
-	for (i = 0; host_binds[i] != NULL && r == 0; i++) {
-		if (glob(host_binds[i], 0, NULL, &g) != 0)
-			continue;	/* none here */
-		for (j = 0; j < g.gl_pathc && r == 0; j++)
-			if (lstat(g.gl_pathv[j], &st) == 0 &&
-			    S_ISDIR(st.st_mode))
-				r = fn(g.gl_pathv[j], arg);
-		globfree(&g);
-	}
-	return r;
-}
-
 /* A host bind's mount point in the shared root. */
 static int
 mount_point_make(const char *host, void *root)
@@ -222,7 +197,7 @@ rootfs_prepare(const struct as_config *conf, char *out, size_t len)
 		if (pathf(path, sizeof(path), "%s/%s", out, skeleton[i]) ==
 		    -1 || (mkdir(path, 0755) == -1 && errno != EEXIST))
 			return -1;
-	if (host_binds_each(mount_point_make, out) == -1)
+	if (host_dirs_each(host_binds, mount_point_make, out) == -1)
 		return -1;
 	for (i = 0; host_tops[i] != NULL; i++) {
 		if (pathf(host, sizeof(host), "/%s", host_tops[i]) ==
@@ -281,7 +256,7 @@ mounts_add_host(const struct as_config *conf, json_t *mounts)
 
 	if (conf->runnerd.rootfs[0] != '\0')
 		return 0;
-	if (host_binds_each(host_bind_add, mounts) == -1)
+	if (host_dirs_each(host_binds, host_bind_add, mounts) == -1)
 		return -1;
 	for (i = 0; host_tops[i] != NULL; i++) {
 		snprintf(host, sizeof(host), "/%s", host_tops[i]);

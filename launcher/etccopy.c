@@ -153,23 +153,40 @@ host_tree_install(const char *root, const char *host)
 	return r;
 }
 
-/* Every etc_trees directory of this host, copied into root. */
+/*
+ * Calls fn with each directory the glob(3) patterns name on this host
+ * (not a link to one), until it fails.
+ */
 int
-etc_trees_install(const char *root)
+host_dirs_each(const char *const patterns[],
+    int (*fn)(const char *, void *), void *arg)
 {
 	struct stat st;
 	glob_t g;
 	size_t i, j;
 	int r = 0;
 
-	for (i = 0; etc_trees[i] != NULL && r == 0; i++) {
-		if (glob(etc_trees[i], 0, NULL, &g) != 0)
+	for (i = 0; patterns[i] != NULL && r == 0; i++) {
+		if (glob(patterns[i], 0, NULL, &g) != 0)
 			continue;	/* none here */
 		for (j = 0; j < g.gl_pathc && r == 0; j++)
 			if (lstat(g.gl_pathv[j], &st) == 0 &&
 			    S_ISDIR(st.st_mode))
-				r = host_tree_install(root, g.gl_pathv[j]);
+				r = fn(g.gl_pathv[j], arg);
 		globfree(&g);
 	}
 	return r;
+}
+
+static int
+etc_tree_add(const char *host, void *root)
+{
+	return host_tree_install(root, host);
+}
+
+/* Every etc_trees directory of this host, copied into root. */
+int
+etc_trees_install(const char *root)
+{
+	return host_dirs_each(etc_trees, etc_tree_add, (void *)root);
 }

@@ -119,6 +119,8 @@ int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 
 /* launcher/etccopy.c */
+int	 host_dirs_each(const char *const [], int (*)(const char *, void *),
+	    void *);
 int	 host_tree_install(const char *, const char *);
 int	 etc_trees_install(const char *);
 
