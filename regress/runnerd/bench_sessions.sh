@@ -51,7 +51,13 @@ auditd:
 CONF
 	for d in auditd approvald brokerd runnerd; do
 		"$RD_BIN/$d" -d -f "$1/conf.yaml" > "$1/$d.log" 2>&1 &
-		echo $! >> "$1/rd.pids"
+		# runnerd's own file: rd_stop waits for it, and so for its
+		# launcher's clean-up, before the directory is removed.
+		if [ $d = runnerd ]; then
+			echo $! > "$1/rd.runnerd"
+		else
+			echo $! >> "$1/rd.pids"
+		fi
 		s=$(case $d in auditd) echo audit;; approvald) echo approval;;
 		    brokerd) echo broker;; runnerd) echo runner;; esac)
 		(cd "$1" && rd_wait_file "run/$s.sock")
