@@ -6,7 +6,8 @@
  * command, which inherits the filter with all it starts.
  *
  * The filter is ours and not runsc's --oci-seccomp because Debian's
- * runsc (20221219) ignores a profile's errnoRet and answers EPERM:
+ * runsc (20221219) ignores a profile's errnoRet and answers EPERM (so
+ * does runsc upstream still: google/gvisor#14688):
  * glibc then gives up on clone3 and starts no thread and no
  * posix_spawn, where on ENOSYS it falls back to clone.  gVisor runs a
  * sandboxed process's own filter with its errno.  clone3 passes its
