@@ -6,14 +6,14 @@
  * command, which inherits the filter with all it starts.
  *
  * The filter is ours and not runsc's --oci-seccomp because Debian's
- * runsc (20221219) ignores a profile's errnoRet and answers EPERM (so
- * does runsc upstream still: google/gvisor#14688):
- * glibc then gives up on clone3 and starts no thread and no
- * posix_spawn, where on ENOSYS it falls back to clone.  gVisor runs a
- * sandboxed process's own filter with its errno.  clone3 passes its
- * flags in memory, which a filter cannot read: all of it is ENOSYS
- * (this runsc has no clone3 anyway; a newer one may).  A user namespace
- * would give its process raw sockets on the sandbox's network stack.
+ * runsc (20221219) ignores a profile's errnoRet and answers EPERM, as
+ * runsc upstream still does (google/gvisor#14688): glibc then gives up
+ * on clone3 and starts no thread and no posix_spawn, where on ENOSYS it
+ * falls back to clone.  gVisor runs a sandboxed process's own filter
+ * with its errno.  clone3 passes its flags in memory, which a filter
+ * cannot read: all of it is ENOSYS (this runsc has no clone3 anyway; a
+ * newer one has, google/gvisor#8585).  A user namespace would give its
+ * process raw sockets on the sandbox's network stack.
  *
  * Static, so that it runs in any root file system, and without a C
  * library: it makes four system calls, and a static glibc's start-up
