@@ -184,9 +184,39 @@ etc_tree_add(const char *host, void *root)
 	return host_tree_install(root, host);
 }
 
-/* Every etc_trees directory of this host, copied into root. */
+/*
+ * A copy in root whose host tree has gone (its package removed) goes
+ * too, as does a part-made .new copy.
+ */
+static int
+etc_trees_prune(const char *root)
+{
+	char pattern[PATH_MAX];
+	struct stat st;
+	glob_t g;
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; etc_trees[i] != NULL && r == 0; i++) {
+		if (pathf(pattern, sizeof(pattern), "%s%s", root,
+		    etc_trees[i]) == -1)
+			return -1;
+		if (glob(pattern, GLOB_NOESCAPE, NULL, &g) != 0)
+			continue;	/* none there */
+		for (j = 0; j < g.gl_pathc && r == 0; j++)
+			if (lstat(g.gl_pathv[j] + strlen(root), &st) == -1 &&
+			    errno == ENOENT)
+				r = rm_tree(g.gl_pathv[j]);
+		globfree(&g);
+	}
+	return r;
+}
+
+/* Every etc_trees directory of this host, copied into root, alone. */
 int
 etc_trees_install(const char *root)
 {
+	if (etc_trees_prune(root) == -1)
+		return -1;
 	return host_dirs_each(etc_trees, etc_tree_add, (void *)root);
 }

@@ -306,6 +306,38 @@ ATF_TC_BODY(etc_tree_copy, tc)
 	ATF_CHECK(lstat(path, &st) == -1 && errno == ENOENT);
 }
 
+/*
+ * The shared root's copies of the host's /etc trees: one for each of
+ * /etc/python3* here, and none of a tree the host no longer has.
+ */
+ATF_TC(etc_trees_pruned);
+ATF_TC_HEAD(etc_trees_pruned, tc)
+{
+	atf_tc_set_md_var(tc, "require.files", "/etc/python3");
+}
+ATF_TC_BODY(etc_trees_pruned, tc)
+{
+	char cwd[PATH_MAX], root[PATH_MAX], path[PATH_MAX];
+	struct stat st;
+
+	(void)tc;
+	ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
+	ATF_REQUIRE(pathf(root, sizeof(root), "%s/root", cwd) == 0);
+	ATF_REQUIRE(mkdir("root", 0755) == 0 && mkdir("root/etc", 0755) == 0);
+	/* A Python since removed from the host, and a crash's part-copy. */
+	ATF_REQUIRE(mkdir("root/etc/python3.0", 0755) == 0);
+	file_put("root/etc/python3.0/sitecustomize.py", "x", 0644);
+	ATF_REQUIRE(mkdir("root/etc/python3.new", 0755) == 0);
+	ATF_REQUIRE_EQ(etc_trees_install(root), 0);
+	ATF_CHECK(lstat("root/etc/python3.0", &st) == -1 && errno == ENOENT);
+	ATF_CHECK(lstat("root/etc/python3.new", &st) == -1 && errno == ENOENT);
+	ATF_CHECK(lstat("root/etc/python3", &st) == 0 && S_ISDIR(st.st_mode));
+	ATF_REQUIRE(pathf(path, sizeof(path), "%s/etc/python3/debian_config",
+	    root) == 0);
+	ATF_CHECK(stat("/etc/python3/debian_config", &st) == -1 ||
+	    stat(path, &st) == 0);
+}
+
 static int
 cmp_line(const void *a, const void *b)
 {
@@ -374,6 +406,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, namespace_sandbox_environment);
 	ATF_TP_ADD_TC(tp, rm_tree_links);
 	ATF_TP_ADD_TC(tp, etc_tree_copy);
+	ATF_TP_ADD_TC(tp, etc_trees_pruned);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);
 	ATF_TP_ADD_TC(tp, pool_requests);
