@@ -21,6 +21,7 @@ static const char *const seccomp_modes[] = { "enforce", "trap", NULL };
 static const char *const backends[] = { "gvisor", "kubernetes", NULL };
 static const char *const truncation_modes[] = { "record", "refuse", NULL };
 static const char *const self_approvals[] = { "never", "root", NULL };
+static const char *const sandbox_inits[] = { "auto", "always", NULL };
 
 static int
 parse_id(const struct ynode *n, int group, long *id, struct yerr *e)
@@ -149,6 +150,7 @@ static const struct yfield runnerd_fields[] = {
 	{ "runsc", STR(struct runnerd_conf, runsc) },
 	{ "state_dir", STR(struct runnerd_conf, state_dir) },
 	{ "rootfs", STR(struct runnerd_conf, rootfs) },
+	{ "sandbox_init", STR(struct runnerd_conf, sandbox_init), .choices = sandbox_inits },
 	{ "timeout", NUM(YF_SECONDS, struct runnerd_conf, timeout, 1, 86400) },
 	{ "memory", NUM(YF_BYTES, struct runnerd_conf, memory, 32 * MB, 1024 * GB) },
 	{ "address_space", NUM(YF_BYTES, struct runnerd_conf, address_space, 64 * MB, 1024 * GB) },
@@ -508,6 +510,8 @@ config_defaults(struct as_config *c)
 	/* runnerd.operators stays empty: nobody copies into sessions. */
 	strlcpy(c->runnerd.backend, "gvisor", sizeof(c->runnerd.backend));
 	strlcpy(c->runnerd.runsc, "/usr/bin/runsc", sizeof(c->runnerd.runsc));
+	strlcpy(c->runnerd.sandbox_init, "auto",
+	    sizeof(c->runnerd.sandbox_init));
 	strlcpy(c->runnerd.state_dir, "/var/lib/agent-sandbox/runner",
 	    sizeof(c->runnerd.state_dir));
 	c->runnerd.timeout = 60;
@@ -779,6 +783,7 @@ config_print(const struct as_config *c)
 	print_acl("operators", &c->runnerd.operators);
 	printf("  backend: %s\n  runsc: \"%s\"\n  state_dir: \"%s\"\n",
 	    c->runnerd.backend, c->runnerd.runsc, c->runnerd.state_dir);
+	printf("  sandbox_init: %s\n", c->runnerd.sandbox_init);
 	printf("  rootfs: \"%s\"\n  timeout: %ld\n  memory: %ld\n"
 	    "  address_space: %ld\n  pids: %ld\n"
 	    "  cpu_percent: %ld\n  tmp_size: %ld\n  work_max: %ld\n"

@@ -39,6 +39,7 @@ struct runnerd_conf {
 	char		runsc[PATH_MAX];
 	char		state_dir[PATH_MAX];	/* bundles, runsc state, rootfs */
 	char		rootfs[PATH_MAX];	/* "": the host's /usr etc. read-only */
+	char		sandbox_init[16];	/* auto | always */
 	long		timeout;	/* seconds before a sandbox is killed */
 	long		memory;		/* bytes, the whole sandbox */
 	long		address_space;	/* bytes, one process of the agent's */

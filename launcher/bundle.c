@@ -407,18 +407,17 @@ spec_env(int egress)
 }
 
 /*
- * Every sandbox's command runs under sandbox-init, whose seccomp filter
- * refuses user namespaces: gVisor lets a process that made itself one
- * open raw sockets on the sandbox's network stack, and nothing in a
- * sandbox needs one.  runsc's --oci-seccomp cannot say it here: this
- * runsc answers EPERM whatever a rule's errnoRet, and glibc starts no
- * thread when clone3 fails with EPERM (sandbox-init.c).
+ * A sandbox's command runs under sandbox-init, whose seccomp filter
+ * refuses user namespaces, unless runsc's own --oci-seccomp can
+ * (userns.c).
  */
 static json_t *
 spec_args(json_t *argv)
 {
 	json_t *args;
 
+	if (userns_by_runsc())
+		return json_incref(argv);
 	if ((args = json_pack("[s]", INIT_MOUNT)) != NULL &&
 	    json_array_extend(args, argv) == -1) {
 		json_decref(args);
@@ -503,6 +502,12 @@ spec_build(const struct as_config *conf, const char *dir, const char *cid,
 	    "mounts", mounts,
 	    "linux", "cgroupsPath", cgpath, "namespaces", ns,
 	    "resources", spec_resources(conf));
+	if (spec != NULL && userns_by_runsc() && json_object_set_new(
+	    json_object_get(spec, "linux"), "seccomp", userns_seccomp()) ==
+	    -1) {
+		json_decref(spec);
+		return NULL;
+	}
 	return spec;
 }
 

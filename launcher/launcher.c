@@ -789,6 +789,7 @@ launcher_main(const struct as_config *c, int fd)
 		fatal("mkdir %s", path);
 	if (rootfs_prepare(conf, rootfs, sizeof(rootfs)) == -1)
 		fatal("rootfs %s", rootfs);
+	userns_init(conf);
 	tfinit_init(conf);
 	engine_swept(sweep(conf), journal_read());
 	launcher_sessions(conf, rootfs);

@@ -118,6 +118,12 @@ int	 bundle_dir_mount(const char *, const char *, const char *, json_t *);
 int	 bundle_tag(const char *, uint64_t);
 int	 bundle_call(const char *, uint64_t *);
 
+/* launcher/userns.c */
+void	 userns_init(const struct as_config *);
+int	 userns_by_runsc(void);
+json_t	*userns_seccomp(void);
+int	 table_lacks_clone3(const char *);
+
 /* launcher/etccopy.c */
 int	 host_dirs_each(const char *const [], int (*)(const char *, void *),
 	    void *);

@@ -40,8 +40,9 @@ runsc_exec(const struct as_config *c, const char *bundle, const char *cid,
 	closefrom(3);
 	if (pathf(root, sizeof(root), "%s/runsc", c->runnerd.state_dir) == -1)
 		_exit(126);
+	/* --oci-seccomp: the bundle's profile, when it has one (userns.c) */
 	execl(c->runnerd.runsc, "runsc", "--root", root,
 	    egressfd != -1 ? "--network=host" : "--network=none",
-	    "run", "--bundle", bundle, cid, (char *)NULL);
+	    "--oci-seccomp", "run", "--bundle", bundle, cid, (char *)NULL);
 	_exit(127);
 }

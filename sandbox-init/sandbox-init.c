@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * sandbox-init: the first program of every gVisor sandbox (runnerd puts
- * it at /run/sandbox-init, read-only, and before the command).  It
- * installs a seccomp filter that refuses user namespaces and execs the
- * command, which inherits the filter with all it starts.
+ * sandbox-init: the first program of a gVisor sandbox where runsc's own
+ * seccomp cannot refuse user namespaces (launcher/userns.c), and of the
+ * render's bubblewrap sandbox; runnerd puts it at /run/sandbox-init,
+ * read-only, before the command.  It installs a seccomp filter that
+ * refuses user namespaces and execs the command, which inherits the
+ * filter with all it starts.
  *
  * The filter is ours and not runsc's --oci-seccomp because Debian's
  * runsc (20221219) ignores a profile's errnoRet and answers EPERM, as

@@ -338,6 +338,44 @@ ATF_TC_BODY(etc_trees_pruned, tc)
 	    stat(path, &st) == 0);
 }
 
+/*
+ * The launcher leaves user namespaces to runsc's --oci-seccomp only
+ * when this machine's section of runsc's syscall table has clone3
+ * unimplemented (launcher/userns.c); anything else keeps sandbox-init.
+ */
+ATF_TC_WITHOUT_HEAD(syscall_table_clone3);
+ATF_TC_BODY(syscall_table_clone3, tc)
+{
+#if defined(__x86_64__)
+#define HERE	"linux/amd64:\n"
+#define OTHER	"linux/arm64:\n"
+#else
+#define HERE	"linux/arm64:\n"
+#define OTHER	"linux/amd64:\n"
+#endif
+#define TOP	"\nNUM  NAME   SUPPORT          NOTE\n" \
+	"56   clone  Partial Support  Mount namespace not supported.\n"
+
+	(void)tc;
+	ATF_CHECK(table_lacks_clone3(HERE TOP "435  clone3  Unimplemented  "
+	    "Returns \"invalid system call number\".\n"));
+	ATF_CHECK(table_lacks_clone3(OTHER "435  clone3  Full Support\n" HERE
+	    "435  clone3  Unimplemented  Returns ENOSYS.\n"));
+	/* A runsc that has clone3, here or in this machine's section. */
+	ATF_CHECK(!table_lacks_clone3(HERE "435  clone3  Full Support  "
+	    "Fully Supported.\n"));
+	ATF_CHECK(!table_lacks_clone3(HERE "435  clone3  Partial Support  "
+	    "Namespaces not supported.\n" OTHER "435  clone3  Unimplemented\n"));
+	/* Nothing said of clone3 here, or no table at all. */
+	ATF_CHECK(!table_lacks_clone3(OTHER "435  clone3  Unimplemented\n"));
+	ATF_CHECK(!table_lacks_clone3(HERE));
+	ATF_CHECK(!table_lacks_clone3(""));
+	ATF_CHECK(!table_lacks_clone3("usage: runsc <flags> <subcommand>\n"));
+#undef TOP
+#undef HERE
+#undef OTHER
+}
+
 static int
 cmp_line(const void *a, const void *b)
 {
@@ -407,6 +445,7 @@ ATF_TP_ADD_TCS(tp)
 	ATF_TP_ADD_TC(tp, rm_tree_links);
 	ATF_TP_ADD_TC(tp, etc_tree_copy);
 	ATF_TP_ADD_TC(tp, etc_trees_pruned);
+	ATF_TP_ADD_TC(tp, syscall_table_clone3);
 	ATF_TP_ADD_TC(tp, workspace_names);
 	ATF_TP_ADD_TC(tp, requests);
 	ATF_TP_ADD_TC(tp, pool_requests);

@@ -35,6 +35,7 @@ rd_case filesystem "read-only root, uid 65534, no capabilities"
 rd_case threads "threads, thread pools, posix_spawn and subprocess work"
 rd_case coreutils "ls, stat, cp -a, du, find, id, awk, cc and pipelines work as on the host"
 rd_case userns "unshare -U, clone and clone3 with CLONE_NEWUSER are refused"
+rd_case userns_init "with sandbox_init: always, the same refused and threads work"
 rd_case credential "clean environment; credential file read-only, then gone"
 rd_case memory "an allocation past the memory limit fails: memory_limit"
 rd_case pids "the pids limit stops a bounded fork loop"
@@ -49,7 +50,7 @@ rd_case helper_exec "the launcher is runnerd executed again: its own descriptors
 atf_init_test_cases()
 {
 	for t in kernel network egress egress_fanout egress_idle filesystem \
-	    threads coreutils userns credential memory pids deadline output bigresult bigoutput \
+	    threads coreutils userns userns_init credential memory pids deadline output bigresult bigoutput \
 	    nuloutput leftovers helper_exec; do
 		atf_add_test_case "$t"
 	done
