@@ -115,7 +115,7 @@ userns_init(const struct as_config *conf)
 	    (table = syscall_table(conf->runnerd.runsc)) != NULL &&
 	    table_lacks_clone3(table);
 	free(table);
-	log_info("launcher: user namespaces refused by %s",
+	log_info("user namespaces refused by %s",
 	    by_runsc ? "runsc's --oci-seccomp (its clone3 is unimplemented)" :
 	    "sandbox-init's seccomp filter");
 }
